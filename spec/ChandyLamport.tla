@@ -1,0 +1,456 @@
+--------------------------- MODULE ChandyLamport ---------------------------
+(***************************************************************************)
+(* The distributed snapshot of Chandy, Lamport and Misra, as presented by  *)
+(* Dijkstra in EWD 864 "The distributed snapshot of Chandy/Lamport/Misra"  *)
+(* (1983).  We follow his words and his two-stage presentation: first the *)
+(* red-letter traffic, then the recording it triggers.                     *)
+(*                                                                         *)
+(* The algorithm is superposed on an application (TokenApp, DiffusingApp,  *)
+(* HistoryApp), which it receives through the constant operators App*.    *)
+(* A model (an MC*.tla module) extends this module and one application    *)
+(* module and binds App* to the application's operators in its .cfg.      *)
+(*                                                                         *)
+(* Several snapshots run over the same network, each identified by a      *)
+(* snapshot id k \in Snap: every machine and every input buffer has a      *)
+(* colour per snapshot, and every red letter carries its snapshot's id.    *)
+(* A snapshot may have several starters: every white machine of Starters[k]*)
+(* may act "as if it has received a red letter (from nowhere)".            *)
+(*                                                                         *)
+(* The steps that the classic bugs get wrong (what is recorded, which      *)
+(* buffers get a red letter, which messages may be received, which        *)
+(* snapshot a red letter turns red) are separate operators, so that each  *)
+(* model that must fail overrides exactly one of them in its .cfg.         *)
+(***************************************************************************)
+EXTENDS Network, Integers, Sequences, FiniteSets, TLC
+
+CONSTANTS
+    \* @type: Set(Int);
+    Snap,           \* the snapshot ids
+    \* @type: Int -> Set(Str);
+    Starters,       \* Starters[k]: the machines that may start snapshot k
+    \* @type: Bool;
+    Sequential,     \* TRUE: snapshot k may start only when every j < k has completed
+    \* @type: Int;
+    MaxAppActions   \* the bound on application actions while a snapshot runs
+
+(***************************************************************************)
+(* The application, as a set of constant operators (see TokenApp for the  *)
+(* meaning of each).  Local states are of the application's type $local. *)
+(***************************************************************************)
+CONSTANTS
+    AppLocalStates,          \* the set of possible local states
+    AppLocalInit(_),         \* AppLocalInit(p)
+    AppSendable(_, _, _),    \* AppSendable(p, q, s)
+    AppAfterSend(_, _, _, _),    \* AppAfterSend(p, q, m, s)
+    AppEvents(_, _),         \* AppEvents(p, s)
+    AppAfterEvent(_, _, _),  \* AppAfterEvent(p, e, s)
+    AppCanReceive(_, _, _, _),   \* AppCanReceive(p, q, m, s)
+    AppAfterReceive(_, _, _, _), \* AppAfterReceive(p, q, m, s)
+    AppMayStart(_, _, _),    \* AppMayStart(p, k, s)
+    AppStable(_),            \* AppStable(g): a stable predicate of global app states
+    AppInv(_)                \* AppInv(g): true of every reachable global app state
+
+ASSUME SnapshotAssumption ==
+    /\ Snap \subseteq Nat \ {0}
+    /\ \A k \in Snap : Starters[k] \subseteq Proc
+    /\ Sequential \in BOOLEAN
+    /\ MaxAppActions \in Nat
+
+(***************************************************************************)
+(* Messages.  An application message carries an integer; a red letter      *)
+(* carries the id of its snapshot.  Both are records of the same shape so *)
+(* that a buffer is a sequence of one type.                                *)
+(***************************************************************************)
+\* @typeAlias: msg = {kind: Str, snap: Int, val: Int};
+\* @typeAlias: act = {kind: Str, p: Str, q: Str, val: Int};
+\* @typeAlias: gstate = {local: Str -> $local, buf: <<Str, Str>> -> Seq(Int)};
+ChandyLamportTypeAliases == TRUE
+
+\* @type: (Int) => $msg;
+AppMsg(v)    == [kind |-> "app", snap |-> 0, val |-> v]
+\* @type: (Int) => $msg;
+RedLetter(k) == [kind |-> "red", snap |-> k, val |-> 0]
+
+VARIABLES
+    \* @type: Str -> $local;
+    local,       \* local[p]: the application state of machine p
+    \* @type: <<Str, Str>> -> Seq($msg);
+    buf,         \* buf[c]: the contents of buffer c, oldest message first
+    \* @type: Int -> Set(Str);
+    red,         \* red[k]: the machines that are red in snapshot k
+    \* @type: Int -> Set(<<Str, Str>>);
+    redBuf,      \* redBuf[k]: the input buffers that are red in snapshot k
+    \* @type: Int -> (Str -> $local);
+    recMachine,  \* recMachine[k][p]: the state machine p recorded for k on turning red
+    \* @type: Int -> (<<Str, Str>> -> Seq(Int));
+    recBuf,      \* recBuf[k][c]: the messages recorded for buffer c in snapshot k
+    (***********************************************************************)
+    (* History variables: they do not influence the algorithm; they make  *)
+    (* Dijkstra's two lemmas expressible as invariants.                    *)
+    (***********************************************************************)
+    \* @type: Int -> $gstate;
+    S0,          \* S0[k]: "the initial state (of the snapshot algorithm)"
+    \* @type: Int -> $gstate;
+    Sf,          \* Sf[k]: "the final state (of the snapshot algorithm)"
+    \* @type: Int -> Seq($act);
+    whiteActs,   \* whiteActs[k]: application actions of white machines since S0[k]
+    \* @type: Int -> Seq($act);
+    redActs      \* redActs[k]: application actions of red machines since S0[k]
+
+algVars  == <<red, redBuf, recMachine, recBuf>>
+histVars == <<S0, Sf, whiteActs, redActs>>
+vars     == <<local, buf, red, redBuf, recMachine, recBuf, S0, Sf, whiteActs, redActs>>
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* Global application states: "the state of the network is deemed to be   *)
+(* fully described by the states of all machines and the contents of all  *)
+(* buffers".  For the application, red letters are invisible.             *)
+(***************************************************************************)
+AppValues(s) == LET apps == SelectSeq(s, LAMBDA m : m.kind = "app")
+                IN  [i \in 1..Len(apps) |-> apps[i].val]
+
+\* @type: $gstate;
+AppState == [local |-> local, buf |-> [c \in Chan |-> AppValues(buf[c])]]
+
+Started(k)    == k \in DOMAIN S0                   \* some machine has turned red in k
+Complete(k)   == k \in DOMAIN Sf                   \* the last red letter of k was received
+InProgress(k) == Started(k) /\ ~Complete(k)
+
+(***************************************************************************)
+(* "the snapshot state": the recorded machine states and buffer streams.  *)
+(* It is meaningful once snapshot k is complete.                           *)
+(***************************************************************************)
+\* @type: (Int) => $gstate;
+Snapshot(k) == [local |-> recMachine[k], buf |-> recBuf[k]]
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* Application actions on global application states, used to replay the   *)
+(* recorded action sequences (Lemma 0 and Lemma 1) and to step the shadow *)
+(* network.  An action a is a record: a.kind \in {"send", "receive",       *)
+(* "internal"}, a.p the machine that acts, a.q its peer (the receiver of a *)
+(* send, the sender of a receive, a.p itself for an internal event) and   *)
+(* a.val the message or the event.                                         *)
+(***************************************************************************)
+ActEnabled(g, a) ==
+    CASE a.kind = "send"     -> a.val \in AppSendable(a.p, a.q, g.local[a.p])
+      [] a.kind = "internal" -> a.val \in AppEvents(a.p, g.local[a.p])
+      [] a.kind = "receive"  -> LET c == <<a.q, a.p>>
+                                IN  /\ g.buf[c] # << >>
+                                    /\ Head(g.buf[c]) = a.val
+                                    /\ AppCanReceive(a.p, a.q, a.val, g.local[a.p])
+
+ActResult(g, a) ==
+    CASE a.kind = "send" ->
+            [local |-> [g.local EXCEPT ![a.p] = AppAfterSend(a.p, a.q, a.val, @)],
+             buf   |-> [g.buf EXCEPT ![<<a.p, a.q>>] = Append(@, a.val)]]
+      [] a.kind = "internal" ->
+            [local |-> [g.local EXCEPT ![a.p] = AppAfterEvent(a.p, a.val, @)],
+             buf   |-> g.buf]
+      [] a.kind = "receive" ->
+            [local |-> [g.local EXCEPT ![a.p] = AppAfterReceive(a.p, a.q, a.val, @)],
+             buf   |-> [g.buf EXCEPT ![<<a.q, a.p>>] = Tail(@)]]
+
+(***************************************************************************)
+(* Replay(g, acts) performs the actions acts one after the other from g.  *)
+(* Its ok field says whether every action was enabled when its turn came; *)
+(* its g field is the state reached (or the state where it got stuck).    *)
+(***************************************************************************)
+RECURSIVE Replay(_, _)
+Replay(g, acts) ==
+    IF acts = << >> THEN [ok |-> TRUE, g |-> g]
+    ELSE IF ActEnabled(g, Head(acts))
+         THEN Replay(ActResult(g, Head(acts)), Tail(acts))
+         ELSE [ok |-> FALSE, g |-> g]
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* The steps that the classic bugs get wrong.  Each is overridden by one   *)
+(* model that must fail (see the MC*Failure.cfg files).                    *)
+(***************************************************************************)
+
+\* The positions of buffer c whose message may be received next.  FIFO: only the oldest.
+Deliverable(c) == IF buf[c] = << >> THEN {} ELSE {1}
+
+\* The buffer s after an application message m is sent into it.
+Enqueue(s, m) == Append(s, m)
+
+\* The output buffers over which machine p sends red letters of snapshot k when it
+\* turns red ("it sends one red letter over each of its output buffers").
+RedLettersOut(p, k) == Out(p)
+
+\* Recording rule 2: red machine p records the messages it receives from
+\* input buffer c for snapshot k "as long as the latter is white".
+Recording(k, p, c) == p \in red[k] /\ c \notin redBuf[k]
+
+\* The snapshots in which input buffer c turns red when a red letter of k is received from it.
+TurnsRed(c, k) == {k}
+
+RemoveAt(s, i) == SubSeq(s, 1, i - 1) \o SubSeq(s, i + 1, Len(s))
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* The history of application actions: an action of machine a.p is        *)
+(* appended, for every snapshot in progress, to whiteActs or redActs by   *)
+(* the colour of a.p in that snapshot.                                     *)
+(***************************************************************************)
+RecordAct(a) ==
+    /\ whiteActs' = [k \in Snap |-> IF InProgress(k) /\ a.p \notin red[k]
+                                    THEN Append(whiteActs[k], a) ELSE whiteActs[k]]
+    /\ redActs'   = [k \in Snap |-> IF InProgress(k) /\ a.p \in red[k]
+                                    THEN Append(redActs[k], a) ELSE redActs[k]]
+
+(***************************************************************************)
+(* Turning red (first stage, the red-letter traffic, and rule 1 of the     *)
+(* recording): machine p, white in snapshot k, "sends one red letter over *)
+(* each of its output buffers and becomes red", and "upon turning red,    *)
+(* records its own state".  b is the buffer contents the red letters are  *)
+(* appended to.  If p is the first machine to turn red in k, the current  *)
+(* state is "the initial state (of the snapshot algorithm)".              *)
+(***************************************************************************)
+TurnRed(p, k, b) ==
+    /\ red'        = [red EXCEPT ![k] = @ \cup {p}]
+    /\ recMachine' = [recMachine EXCEPT ![k] = @ @@ (p :> local[p])]
+    /\ buf'        = [c \in Chan |-> IF c \in RedLettersOut(p, k)
+                                     THEN Append(b[c], RedLetter(k)) ELSE b[c]]
+    /\ S0'         = IF Started(k) THEN S0 ELSE S0 @@ (k :> AppState)
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* The initial state: "Initially all machines and all buffers are white." *)
+(***************************************************************************)
+Init ==
+    /\ local      = [p \in Proc |-> AppLocalInit(p)]
+    /\ buf        = [c \in Chan |-> << >>]
+    /\ red        = [k \in Snap |-> {}]
+    /\ redBuf     = [k \in Snap |-> {}]
+    /\ recMachine = [k \in Snap |-> << >>]
+    /\ recBuf     = [k \in Snap |-> [c \in Chan |-> << >>]]
+    /\ S0         = << >>
+    /\ Sf         = << >>
+    /\ whiteActs  = [k \in Snap |-> << >>]
+    /\ redActs    = [k \in Snap |-> << >>]
+
+(***************************************************************************)
+(* Application actions.  They are the application's own, with the history *)
+(* recorded; a red machine additionally records, per rule 2, the messages *)
+(* it receives from white input buffers.                                   *)
+(***************************************************************************)
+SendApp(c) ==
+    LET p == Src(c)
+        q == Dst(c)
+    IN  \E m \in AppSendable(p, q, local[p]) :
+            /\ local' = [local EXCEPT ![p] = AppAfterSend(p, q, m, @)]
+            /\ buf'   = [buf EXCEPT ![c] = Enqueue(@, AppMsg(m))]
+            /\ RecordAct([kind |-> "send", p |-> p, q |-> q, val |-> m])
+            /\ UNCHANGED <<red, redBuf, recMachine, recBuf, S0, Sf>>
+
+InternalEvent(p) ==
+    \E e \in AppEvents(p, local[p]) :
+        /\ local' = [local EXCEPT ![p] = AppAfterEvent(p, e, @)]
+        /\ RecordAct([kind |-> "internal", p |-> p, q |-> p, val |-> e])
+        /\ UNCHANGED <<buf, red, redBuf, recMachine, recBuf, S0, Sf>>
+
+ReceiveApp(c) ==
+    \E i \in Deliverable(c) :
+        LET p == Dst(c)
+            q == Src(c)
+            m == buf[c][i].val
+        IN  /\ buf[c][i].kind = "app"
+            /\ AppCanReceive(p, q, m, local[p])
+            /\ local'  = [local EXCEPT ![p] = AppAfterReceive(p, q, m, @)]
+            /\ buf'    = [buf EXCEPT ![c] = RemoveAt(@, i)]
+            /\ recBuf' = [k \in Snap |-> IF Recording(k, p, c)
+                                         THEN [recBuf[k] EXCEPT ![c] = Append(@, m)]
+                                         ELSE recBuf[k]]
+            /\ RecordAct([kind |-> "receive", p |-> p, q |-> q, val |-> m])
+            /\ UNCHANGED <<red, redBuf, recMachine, S0, Sf>>
+
+(***************************************************************************)
+(* "The snapshot algorithm is fired by one of the machines -- the          *)
+(* `starter' -- by acting as if it has received a red letter (from        *)
+(* nowhere)."  For the red letter from nowhere no buffer turns red.        *)
+(***************************************************************************)
+StartSnapshot(p, k) ==
+    /\ p \in Starters[k]
+    /\ p \notin red[k]
+    /\ AppMayStart(p, k, local[p])
+    /\ Sequential => \A j \in Snap : j < k => Complete(j)
+    /\ TurnRed(p, k, buf)
+    /\ UNCHANGED <<local, redBuf, recBuf, Sf, whiteActs, redActs>>
+
+(***************************************************************************)
+(* "The atomic action describing the receipt of a red letter":            *)
+(*  1. the input buffer from which the red letter is received (was white  *)
+(*     and) becomes red,                                                   *)
+(*  2. if the receiving machine was white, it sends one red letter over   *)
+(*     each of its output buffers and becomes red; if it was already red, *)
+(*     it remains so and it sends no further red letters.                 *)
+(* When the last red letter of k is received, every buffer is red in k:   *)
+(* the state at that moment is "the final state (of the snapshot          *)
+(* algorithm)".                                                           *)
+(***************************************************************************)
+ReceiveRedLetter(c) ==
+    \E i \in Deliverable(c) :
+        LET p == Dst(c)
+            k == buf[c][i].snap
+            b == [buf EXCEPT ![c] = RemoveAt(@, i)]
+        IN  /\ buf[c][i].kind = "red"
+            /\ redBuf' = [j \in Snap |-> IF j \in TurnsRed(c, k) THEN redBuf[j] \cup {c}
+                                                                ELSE redBuf[j]]
+            /\ IF p \in red[k]
+               THEN /\ buf' = b
+                    /\ UNCHANGED <<red, recMachine, S0>>
+               ELSE TurnRed(p, k, b)
+            /\ Sf' = LET done == {j \in Snap : ~Complete(j) /\ redBuf'[j] = Chan}
+                     IN  Sf @@ [j \in done |-> AppState]
+            /\ UNCHANGED <<local, recBuf, whiteActs, redActs>>
+
+(***************************************************************************)
+(* Every action is named by the operator it comes from; the quantifiers   *)
+(* whose bounds depend on the state sit inside the actions, so that TLC   *)
+(* labels each transition with its action's name (see its -dump output). *)
+(***************************************************************************)
+Next ==
+    \/ \E c \in Chan : SendApp(c)
+    \/ \E p \in Proc : InternalEvent(p)
+    \/ \E c \in Chan : ReceiveApp(c)
+    \/ \E c \in Chan : ReceiveRedLetter(c)
+    \/ \E p \in Proc : \E k \in Snap : StartSnapshot(p, k)
+
+Spec == Init /\ [][Next]_vars
+
+(***************************************************************************)
+(* "we assume ... that each message entering a buffer eventually leaves it *)
+(* at its other end": weak fairness of receipt on every buffer.            *)
+(***************************************************************************)
+Fairness == \A c \in Chan : WF_vars(ReceiveRedLetter(c)) /\ WF_vars(ReceiveApp(c))
+
+FairSpec == Spec /\ Fairness
+
+(***************************************************************************)
+(* An application that runs a fixed script to its end (HistoryApp) needs  *)
+(* more: a machine that can act does not stop for ever.  Without it a     *)
+(* machine may never reach the receive that frees a red letter queued     *)
+(* behind an application message, and the snapshot never completes.      *)
+(***************************************************************************)
+ProgressSpec == FairSpec /\ \A p \in Proc : WF_vars(InternalEvent(p))
+                         /\ \A c \in Chan : WF_vars(SendApp(c))
+
+(***************************************************************************)
+(* The bound that keeps models finite: at most MaxAppActions application  *)
+(* actions while any one snapshot is in progress (a state constraint).   *)
+(***************************************************************************)
+AppActionBound == \A k \in Snap : Len(whiteActs[k]) + Len(redActs[k]) <= MaxAppActions
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(*                              INVARIANTS                                 *)
+(***************************************************************************)
+Msgs == {AppMsg(v) : v \in Int} \cup {RedLetter(k) : k \in Snap}
+
+TypeOK ==
+    /\ local \in [Proc -> AppLocalStates]
+    /\ DOMAIN buf = Chan
+    /\ \A c \in Chan : \A i \in 1..Len(buf[c]) :
+          \/ buf[c][i].kind = "app" /\ buf[c][i].snap = 0 /\ buf[c][i].val \in Int
+          \/ buf[c][i].kind = "red" /\ buf[c][i].snap \in Snap /\ buf[c][i].val = 0
+    /\ red \in [Snap -> SUBSET Proc]
+    /\ redBuf \in [Snap -> SUBSET Chan]
+    /\ DOMAIN recMachine = Snap
+    /\ \A k \in Snap : /\ DOMAIN recMachine[k] = red[k]
+                       /\ \A p \in red[k] : recMachine[k][p] \in AppLocalStates
+    /\ \A k \in Snap : DOMAIN recBuf[k] = Chan
+    /\ DOMAIN S0 \subseteq Snap
+    /\ DOMAIN Sf \subseteq DOMAIN S0
+    /\ \A k \in Snap : Len(whiteActs[k]) + Len(redActs[k]) >= 0
+
+(***************************************************************************)
+(* Dijkstra's red-letter invariant: "each buffer from a red machine to a  *)
+(* white one contains precisely 1 red letter".                            *)
+(***************************************************************************)
+RedLetterInvariant ==
+    \A k \in Snap : \A c \in Chan :
+        (Src(c) \in red[k] /\ Dst(c) \notin red[k]) =>
+            Cardinality({i \in 1..Len(buf[c]) : buf[c][i] = RedLetter(k)}) = 1
+
+(***************************************************************************)
+(* Lemma 0: "the snapshot state is reachable from the initial state": the *)
+(* actions of white machines, replayed from S0, are each enabled in turn  *)
+(* and end in the snapshot state.                                         *)
+(***************************************************************************)
+Lemma0 ==
+    \A k \in DOMAIN Sf :
+        LET r == Replay(S0[k], whiteActs[k]) IN r.ok /\ r.g = Snapshot(k)
+
+(***************************************************************************)
+(* Lemma 1: "the final state in reality is reachable from the snapshot    *)
+(* state": the actions of red machines, replayed from the snapshot state, *)
+(* are each enabled in turn and end in the final state.                   *)
+(***************************************************************************)
+Lemma1 ==
+    \A k \in DOMAIN Sf :
+        LET r == Replay(Snapshot(k), redActs[k]) IN r.ok /\ r.g = Sf[k]
+
+(***************************************************************************)
+(* The corollaries for the application's stable predicate, as EWD 864     *)
+(* states them, and the detection they justify: a stable predicate seen   *)
+(* in a snapshot holds from then on.                                       *)
+(***************************************************************************)
+StableLemma0 ==
+    \A k \in DOMAIN Sf : AppStable(S0[k]) => AppStable(Snapshot(k))
+
+StableLemma1 ==
+    \A k \in DOMAIN Sf : AppStable(Snapshot(k)) => AppStable(Sf[k])
+
+StableDetection ==
+    \A k \in DOMAIN Sf : AppStable(Snapshot(k)) => AppStable(AppState)
+
+\* A property of every reachable application state holds of every snapshot.
+SnapshotSatisfiesAppInv ==
+    \A k \in DOMAIN Sf : AppInv(Snapshot(k))
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* Lemma 0 in Dijkstra's own form: the shadow network.  While snapshot k   *)
+(* runs, its state is defined from reality by his rules (i)-(iii):         *)
+(*  (i)   the colour of a machine is as in reality;                        *)
+(*  (ii)  a white machine's state is as in reality, a red machine's as     *)
+(*        recorded;                                                        *)
+(*  (iii) a buffer holds the stream recorded so far for it, followed by   *)
+(*        what reality holds before the buffer's red letter (all of it    *)
+(*        when its source is still white; nothing once the buffer is red).*)
+(* This one formula covers his four cases (a)-(d).  The correspondence:   *)
+(* "to an action performed in reality by a white machine corresponds in   *)
+(* the shadow network exactly the same action, to one performed by a red  *)
+(* machine corresponds in the shadow network a skip".                     *)
+(* (Lemma 1's shadow is defined from the future of reality; it is checked *)
+(* offline, on whole traces, by the Python model.)                         *)
+(***************************************************************************)
+RECURSIVE Before(_, _)
+Before(s, k) ==
+    IF s = << >> \/ Head(s) = RedLetter(k) THEN << >>
+    ELSE (IF Head(s).kind = "app" THEN << Head(s).val >> ELSE << >>) \o Before(Tail(s), k)
+
+Shadow0(k) ==
+    [local |-> [p \in Proc |-> IF p \in red[k] THEN recMachine[k][p] ELSE local[p]],
+     buf   |-> [c \in Chan |-> recBuf[k][c] \o (IF c \in redBuf[k] THEN << >> ELSE Before(buf[c], k))]]
+
+ShadowStep(k) ==
+    /\ ~Started(k) /\ (k \in DOMAIN S0') => Shadow0(k)' = S0'[k]
+    /\ InProgress(k) =>
+         IF Len(whiteActs'[k]) > Len(whiteActs[k])
+         THEN LET a == whiteActs'[k][Len(whiteActs'[k])]
+              IN  /\ ActEnabled(Shadow0(k), a)
+                  /\ Shadow0(k)' = ActResult(Shadow0(k), a)
+         ELSE Shadow0(k)' = Shadow0(k)
+
+ShadowLemma0 == [][\A k \in Snap : ShadowStep(k)]_vars
+
+(***************************************************************************)
+(* Liveness: every snapshot that has started completes, under the         *)
+(* fairness of receipt.                                                    *)
+(***************************************************************************)
+SnapshotsComplete == \A k \in Snap : Started(k) ~> Complete(k)
+=============================================================================

@@ -1,0 +1,49 @@
+"""Shared fixtures.  ``tlc``-marked tests need Java 17+; they are skipped, with the
+reason shown by ``-ra``, only when Java is absent — never for any other reason."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from redletter.errors import EnvironmentMissing
+from redletter.toolchain import fetch_tlc, require_java
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _java_problem() -> str | None:
+    try:
+        require_java()
+    except EnvironmentMissing as exc:
+        return exc.message
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    problem = _java_problem()
+    if problem is None:
+        return
+    skip = pytest.mark.skip(reason=f"tlc test skipped: {problem}")
+    for item in items:
+        if "tlc" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def tlc_jar() -> Path:
+    """The pinned, verified TLC jar in the project's .cache/ (fetched if absent)."""
+    return fetch_tlc(ROOT / ".cache")
+
+
+@pytest.fixture
+def toy_project(tmp_path: Path, tlc_jar: Path) -> Path:
+    """A throwaway project root with tests/data/project/spec and the jar in .cache/."""
+    shutil.copytree(DATA / "project", tmp_path / "proj")
+    cache = tmp_path / "proj" / ".cache"
+    cache.mkdir()
+    (cache / "tla2tools.jar").symlink_to(tlc_jar)
+    return tmp_path / "proj"

@@ -1,0 +1,4 @@
+---- MODULE Lex ----
+VARIABLE x
+Init == x = "abc
+====

@@ -1,0 +1,3 @@
+---- MODULE Miss ----
+EXTENDS Nowhere
+====
