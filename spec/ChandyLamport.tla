@@ -348,23 +348,22 @@ AppActionBound == \A k \in Snap : Len(whiteActs[k]) + Len(redActs[k]) <= MaxAppA
 (***************************************************************************)
 (*                              INVARIANTS                                 *)
 (***************************************************************************)
-Msgs == {AppMsg(v) : v \in Int} \cup {RedLetter(k) : k \in Snap}
+Msgs     == [kind : {"app"}, snap : {0}, val : Int] \cup [kind : {"red"}, snap : Snap, val : {0}]
+Acts     == [kind : {"send", "receive", "internal"}, p : Proc, q : Proc, val : Int]
+GStates  == [local : [Proc -> AppLocalStates], buf : [Chan -> Seq(Int)]]
 
 TypeOK ==
     /\ local \in [Proc -> AppLocalStates]
-    /\ DOMAIN buf = Chan
-    /\ \A c \in Chan : \A i \in 1..Len(buf[c]) :
-          \/ buf[c][i].kind = "app" /\ buf[c][i].snap = 0 /\ buf[c][i].val \in Int
-          \/ buf[c][i].kind = "red" /\ buf[c][i].snap \in Snap /\ buf[c][i].val = 0
+    /\ buf \in [Chan -> Seq(Msgs)]
     /\ red \in [Snap -> SUBSET Proc]
     /\ redBuf \in [Snap -> SUBSET Chan]
     /\ DOMAIN recMachine = Snap
-    /\ \A k \in Snap : /\ DOMAIN recMachine[k] = red[k]
-                       /\ \A p \in red[k] : recMachine[k][p] \in AppLocalStates
-    /\ \A k \in Snap : DOMAIN recBuf[k] = Chan
-    /\ DOMAIN S0 \subseteq Snap
-    /\ DOMAIN Sf \subseteq DOMAIN S0
-    /\ \A k \in Snap : Len(whiteActs[k]) + Len(redActs[k]) >= 0
+    /\ \A k \in Snap : recMachine[k] \in [red[k] -> AppLocalStates]
+    /\ recBuf \in [Snap -> [Chan -> Seq(Int)]]
+    /\ DOMAIN S0 \subseteq Snap /\ \A k \in DOMAIN S0 : S0[k] \in GStates
+    /\ DOMAIN Sf \subseteq DOMAIN S0 /\ \A k \in DOMAIN Sf : Sf[k] \in GStates
+    /\ whiteActs \in [Snap -> Seq(Acts)]
+    /\ redActs \in [Snap -> Seq(Acts)]
 
 (***************************************************************************)
 (* Dijkstra's red-letter invariant: "each buffer from a red machine to a  *)
