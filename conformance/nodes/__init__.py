@@ -1,0 +1,1 @@
+"""Nodes under test shipped with the kit: the reference nodes (Python, Go)."""

@@ -1,0 +1,3 @@
+module redletter/conformance/nodes/go
+
+go 1.19

@@ -1,0 +1,261 @@
+"""Hostile nodes: every one gives a typed error with its exit status, the last
+lines of its stdout and stderr and the path of its log, within the timeouts.
+
+Messages are asserted word for word.  Isolation is turned off for those (the
+exit status seen through unshare differs: unshare dies of the SIGTERM itself);
+the isolation tests run only where unshare is permitted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance import protocol as p
+from conformance.process import (
+    Limits,
+    NodeCrashed,
+    NodeError,
+    NodeOutputLimit,
+    NodeProcess,
+    NodeProtocolError,
+    NodeTimeout,
+    describe_status,
+    isolation_prefix,
+)
+from redletter.errors import Exit, InputError
+
+HOSTILE = Path(__file__).resolve().parent / "data" / "conformance" / "hostile"
+PY = os.path.abspath(sys.executable)
+FAST = Limits(request_timeout=0.5, grace=0.2)
+
+INIT = p.Envelope(
+    p.HARNESS,
+    "p1",
+    p.Init(1, "p1", ("p1", "p2"), (("p2", "p1"),), (("p1", "p2"),), "token", 1),
+)
+SEND = p.Envelope(p.HARNESS, "p1", p.AppSend(2, "p2", 1, 0))
+
+
+def _node(tmp_path: Path, script: str, *args: str, limits: Limits = FAST) -> NodeProcess:
+    return NodeProcess(
+        [PY, str(HOSTILE / script), *args],
+        name="p1",
+        log_dir=tmp_path / "logs",
+        limits=limits,
+        isolate=False,
+    )
+
+
+def _expect(tmp_path: Path, script: str, first: str, exit_line: str, *tails: str) -> str:
+    log = (tmp_path / "logs" / "p1.log").resolve()
+    return "\n".join(
+        [
+            first,
+            f"  command: {PY} {HOSTILE / script}",
+            exit_line,
+            *tails,
+            f"  full log (stderr): {log}",
+        ]
+    )
+
+
+def test_crash_mid_run(tmp_path: Path) -> None:
+    with _node(tmp_path, "crash.py") as node:
+        reply = node.request(INIT)
+        assert reply.body == p.InitOk(1)
+        with pytest.raises(NodeCrashed) as err:
+            node.request(SEND)
+    e = err.value
+    assert e.message == _expect(
+        tmp_path,
+        "crash.py",
+        "node p1 exited with status 7 before replying to app_send (msg_id 2).",
+        "  exit: exited with status 7",
+        "  last lines of stdout:",
+        '    | {"src": "p1", "dest": "harness", "body": {"type": "init_ok", "in_reply_to": 1}}',
+        "  last lines of stderr:",
+        "    | crash: simulated crash on the second request",
+    )
+    assert (e.code, e.exit_code, e.exit_status) == ("RL-NODE-CRASH", Exit.FAIL, 7)
+    assert e.log_path is not None and e.log_path.read_text().startswith("crash: simulated")
+
+
+def test_hang_times_out(tmp_path: Path) -> None:
+    with _node(tmp_path, "hang.py") as node, pytest.raises(NodeTimeout) as err:
+        node.request(INIT)
+    assert err.value.message == _expect(
+        tmp_path,
+        "hang.py",
+        "node p1 did not reply to init (msg_id 1) within 0.5 s.",
+        "  exit: killed by SIGTERM",
+        "  last lines of stdout: (none)",
+        "  last lines of stderr:",
+        "    | hang: reading and never answering",
+    )
+    assert (err.value.code, err.value.exit_code) == ("RL-NODE-TIMEOUT", Exit.UNKNOWN)
+
+
+def test_garbage(tmp_path: Path) -> None:
+    with _node(tmp_path, "garbage.py") as node, pytest.raises(NodeProtocolError) as err:
+        node.request(INIT)
+    assert err.value.message == _expect(
+        tmp_path,
+        "garbage.py",
+        "node p1 answered init (msg_id 1) with a bad protocol line: not JSON "
+        "(Expecting value): hello, world.",
+        "  exit: killed by SIGTERM",
+        "  last lines of stdout:",
+        "    | hello, world",
+        "  last lines of stderr:",
+        "    | garbage: about to answer",
+    )
+
+
+def test_flood_one_endless_line(tmp_path: Path) -> None:
+    limits = Limits(request_timeout=5, grace=0.2, max_line=65536)
+    node = _node(tmp_path, "flood.py", "line", limits=limits)
+    with node, pytest.raises(NodeOutputLimit) as err:
+        node.request(INIT)
+    assert err.value.message == _expect(
+        tmp_path,
+        "flood.py",
+        "node p1 wrote a line longer than 65536 bytes on stdout while the harness waited "
+        "for the reply to init (msg_id 1).",
+        "  exit: killed by SIGTERM",
+        "  last lines of stdout:",
+        "    | " + "x" * 200 + "... (more than 65536 bytes)",
+        "  last lines of stderr:",
+        "    | flood: line",
+    ).replace(f"{HOSTILE / 'flood.py'}", f"{HOSTILE / 'flood.py'} line")
+
+
+def test_flood_volume(tmp_path: Path) -> None:
+    limits = Limits(request_timeout=5, grace=0.2, max_output=1 << 20)
+    node = _node(tmp_path, "flood.py", "lines", limits=limits)
+    with node, pytest.raises(NodeOutputLimit) as err:
+        node.request(INIT)
+    assert err.value.message.splitlines()[0] == (
+        "node p1 wrote more than 1048576 bytes on stdout in all (flood) while the harness "
+        "waited for the reply to init (msg_id 1)."
+    )
+    assert err.value.code == "RL-NODE-FLOOD"
+
+
+def _stopped(path: Path) -> bool:
+    """The heartbeat file stops growing (the forked child is dead)."""
+    for _ in range(50):
+        before = path.stat().st_size
+        time.sleep(0.1)
+        if path.stat().st_size == before:
+            return True
+    return False
+
+
+def test_fork_child_is_killed(tmp_path: Path) -> None:
+    beat = tmp_path / "heartbeat"
+    node = NodeProcess(
+        [PY, str(HOSTILE / "fork.py"), str(beat)],
+        name="p1",
+        log_dir=tmp_path / "logs",
+        limits=FAST,
+        isolate=False,
+    )
+    with node, pytest.raises(NodeCrashed) as err:
+        node.request(INIT)
+    first, _, exit_line, *rest = err.value.message.splitlines()
+    assert first == "node p1 exited with status 3 before replying to init (msg_id 1)."
+    assert exit_line == "  exit: exited with status 3"
+    assert rest[:3] == [
+        "  last lines of stdout: (none)",
+        "  last lines of stderr:",
+        "    | fork: left a child behind",
+    ]
+    assert _stopped(beat)
+
+
+def test_memory_hog(tmp_path: Path) -> None:
+    limits = Limits(request_timeout=20, grace=0.2, address_space=512 << 20)
+    with _node(tmp_path, "memory.py", limits=limits) as node, pytest.raises(NodeCrashed) as err:
+        node.request(INIT)
+    lines = err.value.message.splitlines()
+    assert lines[0] == "node p1 exited with status 1 before replying to init (msg_id 1)."
+    assert lines[2] == "  exit: exited with status 1"
+    assert err.value.stderr_tail[0] == "memory: allocating without bound"
+    assert err.value.stderr_tail[-1] == "MemoryError"
+
+
+def test_ignore_sigterm(tmp_path: Path) -> None:
+    with _node(tmp_path, "ignore_term.py") as node, pytest.raises(NodeTimeout) as err:
+        node.request(INIT)
+    assert err.value.message == _expect(
+        tmp_path,
+        "ignore_term.py",
+        "node p1 did not reply to init (msg_id 1) within 0.5 s.",
+        "  exit: killed by SIGKILL after ignoring SIGTERM for 0.2 s",
+        "  last lines of stdout: (none)",
+        "  last lines of stderr:",
+        "    | ignore_term: SIGTERM ignored",
+    )
+    assert err.value.exit_status == -9
+
+
+def test_a_failed_node_stays_failed(tmp_path: Path) -> None:
+    with _node(tmp_path, "garbage.py") as node:
+        with pytest.raises(NodeProtocolError) as first:
+            node.request(INIT)
+        with pytest.raises(NodeProtocolError) as second:
+            node.request(SEND)
+    assert second.value is first.value
+
+
+def test_missing_program(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as err:
+        NodeProcess(["/nonexistent/node"], name="p1", log_dir=tmp_path, isolate=False)
+    assert err.value.message == ("cannot run node p1: /nonexistent/node: No such file or directory")
+
+
+def test_describe_status() -> None:
+    assert describe_status(None) == "still running"
+    assert describe_status(0) == "exited with status 0"
+    assert describe_status(-15) == "killed by SIGTERM"
+
+
+def test_node_runs_in_its_own_directory(tmp_path: Path) -> None:
+    with _node(tmp_path, "netcheck.py") as node:
+        workdir = node.workdir
+        assert workdir.is_dir() and workdir != Path.cwd()
+    assert not workdir.exists()
+
+
+needs_isolation = pytest.mark.skipif(
+    not isolation_prefix(), reason="unshare is missing or not permitted here: no isolation"
+)
+
+
+@needs_isolation
+def test_isolated_node_has_no_network(tmp_path: Path) -> None:
+    node = NodeProcess([PY, str(HOSTILE / "netcheck.py")], name="p1", log_dir=tmp_path, limits=FAST)
+    assert node.isolation == "no network (unshare: new network and PID namespaces)"
+    with node, pytest.raises(NodeError) as err:
+        node.request(INIT)
+    assert err.value.stderr_tail == ("interfaces: lo",)
+    assert err.value.exit_status == 0
+
+
+@needs_isolation
+def test_isolated_escaped_child_is_killed(tmp_path: Path) -> None:
+    beat = tmp_path / "heartbeat"
+    node = NodeProcess(
+        [PY, str(HOSTILE / "fork.py"), str(beat), "setsid"],
+        name="p1",
+        log_dir=tmp_path,
+        limits=FAST,
+    )
+    with node, pytest.raises(NodeCrashed):
+        node.request(INIT)
+    assert _stopped(beat)
