@@ -16,6 +16,8 @@ from typing import Annotated
 import typer
 from typer.exceptions import TyperException
 
+from python_model.cli import explore_cmd
+from python_model.teach_cli import diagram_cmd
 from redletter import ui
 from redletter.check import (
     Project,
@@ -34,6 +36,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+app.command("explore")(explore_cmd)
+app.command("diagram")(diagram_cmd)
 
 RootOption = Annotated[
     Path | None,

@@ -1,0 +1,95 @@
+"""The Python explorer reproduces spec/manifest.json for every default model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from python_model.config import load_model
+from python_model.explore import ExploreProgress, explore
+from redletter.manifest import ModelEntry, load_manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "spec"
+MANIFEST = load_manifest(SPEC / "manifest.json")
+SLOW_ABOVE = 10_000  # distinct states
+
+
+def _param(entry: ModelEntry) -> object:
+    marks = [pytest.mark.slow] if entry.distinct > SLOW_ABOVE else []
+    return pytest.param(entry, id=entry.model, marks=marks)
+
+
+@pytest.mark.parametrize("entry", [_param(e) for e in MANIFEST.suite("default")])
+def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
+    result = explore(load_model(entry.model, SPEC))
+    if entry.expect == "success":
+        assert result.violation is None
+        assert (result.distinct, result.total, result.depth) == (
+            entry.distinct,
+            entry.total,
+            entry.depth,
+        )
+    else:
+        assert entry.expect == "safety failure"
+        assert result.violation is not None
+        assert result.violation.name == entry.violated
+        assert result.violation.kind == "invariant"
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in MANIFEST.suite("default") if e.expect != "success"], ids=lambda e: e.model
+)
+def test_counterexample_replays_to_the_violation(entry: ModelEntry) -> None:
+    from python_model.actions import init_states, step
+    from python_model.invariants import INVARIANTS
+
+    cfg = load_model(entry.model, SPEC)
+    result = explore(cfg)
+    assert result.violation is not None
+    trace = result.violation.trace
+    assert trace[0].action == "Init" and trace[0].state in init_states(cfg)
+    s = trace[0].state
+    for st in trace[1:]:
+        s = step(cfg, s, st.action, st.params)
+        assert s == st.state
+    assert not INVARIANTS[result.violation.name](cfg, s)
+    for before in trace[:-1]:
+        assert INVARIANTS[result.violation.name](cfg, before.state)
+
+
+def test_graph_has_one_edge_per_generated_transition_inside_the_constraint() -> None:
+    cfg = load_model("MCToken2", SPEC)
+    result = explore(cfg, graph=True)
+    assert result.graph is not None
+    g = result.graph
+    assert len(g.states) == result.distinct
+    assert g.initial == (0,)
+    # TLC's edge lines for MCToken2 without its stuttering self-loops (one per state)
+    assert len(g.edge_src) == 5934
+    assert {a for _, a, _ in g.edges()} == {
+        "SendApp",
+        "ReceiveApp",
+        "ReceiveRedLetter",
+        "StartSnapshot",
+    }
+
+
+def test_progress_is_reported() -> None:
+    cfg = load_model("MCToken2", SPEC)
+    seen: list[ExploreProgress] = []
+    explore(cfg, on_progress=seen.append, progress_every=500)
+    assert seen and all(p.distinct >= 500 for p in seen)
+    assert [p.distinct for p in seen] == sorted(p.distinct for p in seen)
+
+
+@pytest.mark.slow
+def test_large_model_matches_the_manifest() -> None:
+    (entry,) = MANIFEST.select(["MCDiffusingComplete3"])
+    result = explore(load_model(entry.model, SPEC))
+    assert (result.distinct, result.total, result.depth) == (
+        entry.distinct,
+        entry.total,
+        entry.depth,
+    )
