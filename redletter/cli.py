@@ -17,6 +17,7 @@ import typer
 from typer.exceptions import TyperException
 
 from python_model.cli import explore_cmd
+from python_model.symbolic_cli import symbolic_app
 from python_model.teach_cli import diagram_cmd
 from redletter import ui
 from redletter.check import (
@@ -39,6 +40,7 @@ app = typer.Typer(
 
 app.command("explore")(explore_cmd)
 app.command("diagram")(diagram_cmd)
+app.add_typer(symbolic_app, name="symbolic")
 
 RootOption = Annotated[
     Path | None,

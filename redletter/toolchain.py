@@ -30,8 +30,8 @@ JAVA_MIN_MAJOR = 17
 JAVA_INSTALL_HINT = "install it (e.g. `apt-get install openjdk-17-jre-headless`) and try again"
 APALACHE_HINT = (
     "Apalache is not installed (no `apalache-mc` on PATH), and no package registry "
-    "reachable here ships it; to run this check, install a release from "
-    "https://github.com/apalache-mc/apalache/releases and put its bin/ on PATH"
+    "reachable here ships it; to run this check, install a release (see "
+    "https://apalache-mc.org, it needs Java 17) and put its bin/ on PATH"
 )
 
 

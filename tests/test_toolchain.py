@@ -124,7 +124,7 @@ def test_no_apalache(
     assert capsys.readouterr().err == (
         "error[RL-ENV-APALACHE]: Apalache is not installed (no `apalache-mc` on PATH), and "
         "no package registry reachable here ships it; to run this check, install a release "
-        "from https://github.com/apalache-mc/apalache/releases and put its bin/ on PATH.\n"
+        "(see https://apalache-mc.org, it needs Java 17) and put its bin/ on PATH.\n"
     )
 
 
