@@ -16,6 +16,8 @@ from typing import Annotated
 import typer
 from typer.exceptions import TyperException
 
+from conformance.cli import conform_app
+from conformance.cos418_cli import cos418_app
 from python_model.cli import explore_cmd
 from python_model.symbolic_cli import symbolic_app
 from python_model.teach_cli import diagram_cmd
@@ -38,6 +40,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+app.add_typer(conform_app, name="conform")
+app.add_typer(cos418_app, name="cos418")
 app.command("explore")(explore_cmd)
 app.command("diagram")(diagram_cmd)
 app.add_typer(symbolic_app, name="symbolic")

@@ -1,0 +1,282 @@
+"""Run folders and reports of the drive judge.
+
+Every run writes to its own folder ``store/<timestamp>-<name>/`` (git-ignored):
+
+- ``results.json``: one entry per judged trace (verdict, explanation, steps);
+- ``journal.ndjson``: the observations of the failing run (or of the last one);
+- ``logs/``: the node processes' stderr logs;
+- ``shrunk.itf.json``: the shrunk failing trace (ITF, action and params per state);
+- ``diagram.svg``: its space-time diagram (sends, receives, recorded states and
+  recorded messages; python_model/diagram.py);
+- ``report.html``: the verdict, the divergence in words, the shrunk schedule as a
+  table, the diagram inline, and the replay command.
+
+:func:`print_summary` prints the verdict, the explanation, the shrunk schedule and
+ONE command that replays it (the CLI is the only caller).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+
+from conformance import protocol as p
+from conformance.judge import JudgeResult
+from conformance.net import Observation
+from conformance.shrink import ShrinkResult
+from conformance.traces import Step, write_trace
+from python_model.diagram import Event, layout, render_svg
+
+__all__ = [
+    "RunFolder",
+    "diagram_events",
+    "new_run_folder",
+    "print_summary",
+    "replay_command",
+    "show_step",
+    "write_report",
+]
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """The folder of one run and its files."""
+
+    path: Path
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    @property
+    def shrunk(self) -> Path:
+        return self.path / "shrunk.itf.json"
+
+
+def new_run_folder(store: Path, name: str, *, now: datetime | None = None) -> RunFolder:
+    """Create ``store/<UTC timestamp>-<name>/`` (a suffix if it exists already)."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
+    base = store / f"{stamp}-{safe}"
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    (path / "logs").mkdir(parents=True)
+    return RunFolder(path)
+
+
+def show_step(action: str, params: Mapping[str, object]) -> str:
+    """``SendApp p1 -> p2 m=1`` / ``StartSnapshot p2 k=1``."""
+    c = params.get("c")
+    if isinstance(c, list | tuple) and len(c) == 2:
+        rest = " ".join(f"{k}={v}" for k, v in params.items() if k not in ("c", "i"))
+        return f"{action} {c[0]} -> {c[1]}" + (f" {rest}" if rest else "")
+    rest = " ".join(f"{k}={v}" for k, v in params.items() if k != "p")
+    return f"{action} {params.get('p')} {rest}".rstrip()
+
+
+def replay_command(itf: Path, node_cmd: str, *, hosted: bool = False) -> str:
+    """The one command that replays a trace file against a node command."""
+    cmd = f"redletter conform replay {shlex.quote(str(itf))} --node {shlex.quote(node_cmd)}"
+    return cmd + (" --hosted" if hosted else "")
+
+
+def diagram_events(observations: Sequence[Observation]) -> list[Event]:
+    """The diagram events of a run: sends, receives, internal events, recordings."""
+    events: list[Event] = []
+    queues: dict[tuple[str, str], list[int]] = {}
+    next_id = 0
+    for o in observations:
+        delivered_id: int | None = None
+        if o.delivered is not None:
+            c = o.params.get("c")
+            assert isinstance(c, list | tuple)
+            ch = (str(c[0]), str(c[1]))
+            q = queues.get(ch, [])
+            delivered_id = q.pop(0) if q else None
+            snap = o.delivered.snapshot if isinstance(o.delivered, p.Marker) else None
+            events.append(Event("receive", o.node, ch, delivered_id, snap))
+        if o.action == "InternalEvent":
+            events.append(Event("internal", o.node, label=f"e{o.params.get('e')}"))
+        for r in o.recorded:
+            if isinstance(r, p.RecordState):
+                events.append(Event("record_state", o.node, snapshot=r.snapshot))
+            elif isinstance(r, p.RecordMessage):
+                events.append(Event("record_message", o.node, r.channel, delivered_id, r.snapshot))
+        for s in o.sent:
+            next_id += 1
+            queues.setdefault(s.channel, []).append(next_id)
+            if isinstance(s.msg, p.AppMsg):
+                events.append(Event("send", o.node, s.channel, next_id, None, str(s.msg.payload)))
+            else:
+                events.append(Event("send", o.node, s.channel, next_id, s.msg.snapshot))
+    return events
+
+
+def _obs_json(o: Observation) -> dict[str, object]:
+    return {
+        "index": o.index,
+        "action": o.action,
+        "params": {k: (list(v) if isinstance(v, tuple) else v) for k, v in o.params.items()},
+        "node": o.node,
+        "describe": o.describe(),
+        "new_state": o.new_state,
+        "sent": [{"channel": list(s.channel), "msg": _wire(s.msg)} for s in o.sent],
+        "completed": list(o.completed),
+    }
+
+
+def _wire(m: p.WireMsg) -> str:
+    return f"app {m.payload}" if isinstance(m, p.AppMsg) else f"marker {m.snapshot}"
+
+
+def _result_json(r: JudgeResult) -> dict[str, object]:
+    return {
+        "trace": r.trace.name,
+        "model": r.trace.model,
+        "source": r.trace.source,
+        "verdict": r.verdict,
+        "exit_code": r.exit_code,
+        "steps": len(r.trace.steps),
+        "drained": r.drained,
+        "seconds": round(r.seconds, 6),
+        "explanation": r.explanation(),
+        "divergence_kind": r.divergence.kind if r.divergence is not None else None,
+    }
+
+
+def _steps_table_html(steps: Sequence[Step]) -> str:
+    rows = "".join(
+        f"<tr><td>{i}</td><td>{escape(a)}</td><td>{escape(show_step(a, ps))}</td></tr>"
+        for i, (a, ps) in enumerate(steps, start=1)
+    )
+    return f"<table><tr><th>#</th><th>action</th><th>step</th></tr>{rows}</table>"
+
+
+def write_report(
+    folder: RunFolder,
+    results: Sequence[JudgeResult],
+    *,
+    node_cmd: str,
+    hosted: bool = False,
+    shrunk: ShrinkResult | None = None,
+) -> dict[str, Path]:
+    """Write results.json, journal.ndjson, and for a failure shrunk.itf.json,
+    diagram.svg and report.html; return the paths written."""
+    out: dict[str, Path] = {}
+    verdict = (
+        "fail"
+        if any(r.verdict == "fail" for r in results)
+        else "unknown"
+        if any(r.verdict == "unknown" for r in results)
+        else "pass"
+    )
+    summary = {
+        "verdict": verdict,
+        "node": node_cmd,
+        "traces": len(results),
+        "counts": {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "unknown")},
+        "results": [_result_json(r) for r in results],
+    }
+    shown = shrunk.result if shrunk is not None else (results[-1] if results else None)
+    if shrunk is not None:
+        write_trace(folder.shrunk, shrunk.trace)
+        out["shrunk"] = folder.shrunk
+        summary["shrunk"] = {
+            "trace": shrunk.trace.name,
+            "steps": len(shrunk.trace.steps),
+            "from_steps": shrunk.original_steps,
+            "runs": shrunk.runs,
+            "explanation": shrunk.result.explanation(),
+            "replay": replay_command(folder.shrunk, node_cmd, hosted=hosted),
+        }
+    (folder.path / "results.json").write_text(json.dumps(summary, indent=1) + "\n")
+    out["results"] = folder.path / "results.json"
+    journal = folder.path / "journal.ndjson"
+    with journal.open("w", encoding="utf-8") as f:
+        for o in shown.observations if shown is not None else ():
+            f.write(json.dumps(_obs_json(o), default=str) + "\n")
+    out["journal"] = journal
+    svg = ""
+    if shown is not None and shown.observations:
+        machines = list(dict.fromkeys(o.node for o in shown.observations))
+        for o in shown.observations:
+            for s in o.sent:
+                machines.extend(x for x in s.channel if x not in machines)
+        diagram = layout(
+            sorted(set(machines)),
+            diagram_events(shown.observations),
+            title=f"{shown.trace.name}: {shown.verdict}",
+        )
+        svg = render_svg(diagram)
+        (folder.path / "diagram.svg").write_text(svg, encoding="utf-8")
+        out["diagram"] = folder.path / "diagram.svg"
+    replay = replay_command(folder.shrunk, node_cmd, hosted=hosted) if shrunk is not None else ""
+    html = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>redletter conform</title>",
+        "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
+        "td,th{border:1px solid #ccc;padding:2px 8px}table{border-collapse:collapse}"
+        ".fail{color:#c0392b}.pass{color:#1e8449}.unknown{color:#b9770e}</style></head><body>",
+        f"<h1>redletter conform: <span class='{verdict}'>{verdict}</span></h1>",
+        f"<p>node: <code>{escape(node_cmd)}</code>; traces judged: {len(results)} "
+        f"({', '.join(f'{k} {v}' for k, v in summary['counts'].items())})</p>",  # type: ignore[attr-defined]
+    ]
+    if shown is not None and shown.verdict != "pass":
+        html.append(f"<h2>Divergence</h2><p>{escape(shown.explanation())}</p>")
+    if shrunk is not None:
+        html.append(
+            f"<h2>Shrunk schedule ({len(shrunk.trace.steps)} steps, from "
+            f"{shrunk.original_steps})</h2>{_steps_table_html(shrunk.trace.steps)}"
+        )
+        html.append(f"<h2>Replay</h2><pre>{escape(replay)}</pre>")
+    if svg:
+        html.append(f"<h2>Space-time diagram</h2>{svg}")
+    html.append("</body></html>")
+    (folder.path / "report.html").write_text("\n".join(html), encoding="utf-8")
+    out["html"] = folder.path / "report.html"
+    return out
+
+
+def print_summary(
+    results: Sequence[JudgeResult],
+    folder: RunFolder | None,
+    *,
+    node_cmd: str,
+    hosted: bool = False,
+    shrunk: ShrinkResult | None = None,
+) -> None:
+    """Print the verdict, the explanation, the shrunk schedule and the replay command."""
+    from rich.table import Table
+
+    from redletter import ui
+
+    fails = [r for r in results if r.verdict == "fail"]
+    unknown = [r for r in results if r.verdict == "unknown"]
+    verdict = "fail" if fails else "unknown" if unknown else "pass"
+    colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[verdict]
+    ui.console.print(
+        f"[bold {colour}]{verdict.upper()}[/]: {len(results)} traces judged, "
+        f"{len(results) - len(fails) - len(unknown)} passed, {len(fails)} failed, "
+        f"{len(unknown)} unknown"
+    )
+    firsts = fails or unknown
+    shown = shrunk.result if shrunk is not None else (firsts[0] if firsts else None)
+    if shown is not None and shown.verdict != "pass":
+        ui.info(f"trace {shown.trace.name}: {shown.explanation()}")
+    if shrunk is not None:
+        table = Table(title=f"shrunk schedule ({len(shrunk.trace.steps)} steps)")
+        table.add_column("#", justify="right")
+        table.add_column("step")
+        for i, (a, ps) in enumerate(shrunk.trace.steps, start=1):
+            table.add_row(str(i), show_step(a, ps))
+        ui.console.print(table)
+    if folder is not None:
+        ui.info(f"report: {folder.path / 'report.html'}")
+    if shrunk is not None and folder is not None:
+        ui.info("replay: " + replay_command(folder.shrunk, node_cmd, hosted=hosted))

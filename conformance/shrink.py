@@ -1,0 +1,134 @@
+"""Shrinking a failing trace to a minimal schedule that still fails the same way.
+
+Delta debugging (Zeller's ddmin) over the step list, where a candidate is first
+made a schedule the model accepts: its steps are replayed in the model and every
+step whose guard fails is dropped (:func:`normalise`).  A candidate "still fails"
+when the judge's verdict is ``fail`` with the same kind of divergence (or the
+same node error class).  Then single-step removals until none fails (a fixpoint:
+the result is 1-minimal), and finally the run is cut at the divergence.
+Deterministic: no randomness, candidates tried in a fixed order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from conformance.judge import JudgeResult, NodeSpec, judge_trace
+from conformance.traces import Step, Trace, model_of
+from python_model.actions import ActionDisabled, step
+from python_model.config import ModelConfig
+
+__all__ = ["ShrinkResult", "failure_key", "normalise", "shrink"]
+
+
+@dataclass(frozen=True)
+class ShrinkResult:
+    """The shrunk trace, the judge's result on it, and how many runs it took."""
+
+    trace: Trace
+    result: JudgeResult
+    runs: int
+    original_steps: int
+
+
+def failure_key(r: JudgeResult) -> str | None:
+    """What "fails the same way" compares: the divergence kind or the node error class."""
+    if r.verdict != "fail":
+        return None
+    if r.divergence is not None:
+        return r.divergence.kind
+    return type(r.node_error).__name__ if r.node_error is not None else "fail"
+
+
+def normalise(cfg: ModelConfig, steps: Sequence[Step]) -> tuple[Step, ...]:
+    """The steps the model accepts, in order, each from the state the kept ones reach."""
+    from conformance.traces import replay_states
+
+    s = replay_states(cfg, ())[0]
+    kept: list[Step] = []
+    for st in steps:
+        try:
+            s = step(cfg, s, st[0], st[1])
+        except ActionDisabled:
+            continue
+        kept.append(st)
+    return tuple(kept)
+
+
+def shrink(
+    failing: JudgeResult,
+    node: NodeSpec,
+    *,
+    judge: Callable[[Trace], JudgeResult] | None = None,
+    max_runs: int = 2000,
+) -> ShrinkResult:
+    """A minimal schedule failing like ``failing`` (see the module docstring)."""
+    trace = failing.trace
+    cfg = model_of(trace)
+    key = failure_key(failing)
+    run = judge if judge is not None else (lambda t: judge_trace(t, node, cfg=cfg))
+    cache: dict[tuple[Step, ...], JudgeResult | None] = {}
+    runs = 0
+    best_steps = normalise(cfg, failing.failing_prefix)
+    best = failing
+
+    def fails(steps: tuple[Step, ...]) -> bool:
+        nonlocal runs, best, best_steps
+        cand = normalise(cfg, steps)
+        if cand in cache:
+            r = cache[cand]
+        else:
+            if runs >= max_runs:
+                return False
+            runs += 1
+            r = run(trace.with_steps(cand))
+            r = r if failure_key(r) == key else None
+            cache[cand] = r
+        if r is None:
+            return False
+        if len(cand) < len(best_steps) or (cand == best_steps and best is failing):
+            best_steps, best = cand, r
+        return True
+
+    if not fails(best_steps):
+        # The prefix alone does not fail the same way (e.g. the drain matters): shrink
+        # the whole schedule instead.
+        best_steps = normalise(cfg, trace.steps)
+        fails(best_steps)
+
+    # ddmin
+    n = 2
+    while len(best_steps) >= 2:
+        steps = best_steps
+        size = max(1, len(steps) // n)
+        chunks = [steps[i : i + size] for i in range(0, len(steps), size)]
+        reduced = False
+        for i in range(len(chunks)):
+            complement = tuple(x for j, c in enumerate(chunks) if j != i for x in c)
+            if fails(complement):
+                n = max(n - 1, 2)
+                reduced = True
+                break
+        if not reduced:
+            if n >= len(steps):
+                break
+            n = min(n * 2, len(steps))
+    # one-step removals to a fixpoint
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(best_steps)):
+            cand = best_steps[:i] + best_steps[i + 1 :]
+            if fails(cand):
+                changed = True
+                break
+    final = best
+    prefix = final.failing_prefix
+    shrunk = trace.with_steps(prefix, name=f"{trace.name}-shrunk")
+    # Re-judge the cut run without a drain: it must fail at its last step by itself.
+    last = run(shrunk)
+    if failure_key(last) == key:
+        final = last
+        runs += 1
+    return ShrinkResult(shrunk, final, runs, len(trace.steps))

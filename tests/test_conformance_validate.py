@@ -1,0 +1,182 @@
+"""Validating NDJSON event logs in the model: fixtures, merging, errors, fuzzing."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.nodes.mutants import MUTANTS
+from conformance.nodes.reference import ReferenceNode
+from conformance.validate import (
+    drive_and_log,
+    dump_log,
+    merge_logs,
+    model_walk,
+    parse_log,
+    read_log,
+    validate,
+    validate_files,
+)
+from python_model.config import ModelConfig, load_model
+from redletter.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = Path(__file__).resolve().parent / "data" / "conformance" / "logs"
+
+
+@cache
+def _cfg(name: str) -> ModelConfig:
+    return load_model(name, ROOT / "spec")
+
+
+def test_reference_log_fixture_passes() -> None:
+    v = validate_files(_cfg("MCToken2"), [LOGS / "MCToken2.reference.ndjson"])
+    assert v.verdict == "pass"
+    assert v.first is None
+    assert [s.message for s in v.snapshots] == ["snapshot 1: the one the algorithm must record"]
+
+
+def test_mutant_log_fixture_fails_at_the_right_line() -> None:
+    path = LOGS / "MCToken2.no-channel-recording.ndjson"
+    v = validate_files(_cfg("MCToken2"), [path])
+    assert v.verdict == "fail"
+    assert v.first is not None
+    assert v.first.describe() == (
+        f"{path}:10: p2 receive app 1 on p1 -> p2: the model records app 1 on p1 -> p2 for "
+        "snapshot 1 in this step; the log does not (next event of p2: line 11)"
+    )
+    assert v.snapshots[0].broken == ("Lemma0", "Lemma1")
+    assert "p1 -> p2 holds [], the algorithm records [1]" in v.snapshots[0].message
+
+
+@pytest.mark.parametrize("name", ["reference", "no-channel-recording"])
+def test_per_node_logs_merge_by_vector_clocks(name: str) -> None:
+    cfg = _cfg("MCToken2")
+    whole = validate_files(cfg, [LOGS / f"MCToken2.{name}.ndjson"])
+    split = validate_files(cfg, [LOGS / f"MCToken2.{name}.{n}.ndjson" for n in ("p2", "p1")])
+    assert split.verdict == whole.verdict
+    assert [s.message for s in split.snapshots] == [s.message for s in whole.snapshots]
+
+
+def test_merge_orders_a_receive_after_its_send() -> None:
+    p1 = parse_log('{"node":"p1","seq":1,"event":"send","channel":["p1","p2"],"msg":{"app":1}}\n')
+    p2 = parse_log(
+        '{"node":"p2","seq":1,"event":"receive","channel":["p1","p2"],"msg":{"app":1}}\n'
+    )
+    merged = merge_logs([p2, p1])
+    assert [e.event for e in merged] == ["send", "receive"]
+
+
+@pytest.mark.parametrize("model", ["MCToken2", "MCTokenComplete3", "MCConcurrent", "MCDiffusing"])
+@pytest.mark.parametrize("seed", range(5))
+def test_reference_logs_of_model_walks_pass(model: str, seed: int) -> None:
+    cfg = _cfg(model)
+    log = dump_log(drive_and_log(cfg, ReferenceNode, model_walk(cfg, seed)))
+    v = validate(cfg, parse_log(log))
+    assert v.verdict == "pass", f"seed {seed}: {v.explain()}"
+
+
+def test_marker_after_app_fails_at_the_overtaking_send() -> None:
+    cfg = _cfg("MCToken2")
+    sched = [("StartSnapshot", {"p": "p1", "k": 1}), ("SendApp", {"c": ["p1", "p2"], "m": 1})]
+    v = validate(
+        cfg, parse_log(dump_log(drive_and_log(cfg, MUTANTS["marker-after-app"].factory, sched)))
+    )
+    assert v.first is not None
+    assert v.first.describe() == (
+        "<log>:3: p1 send app 1 on p1 -> p2: the model put marker 1 on p1 -> p2 when p1 turned "
+        "red (<log>:1), before this app message; the log sends the app message first, so it "
+        "overtakes its red letter and a message sent by a red machine reaches a white one "
+        "(Lemma0 breaks)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[1]", "bad.ndjson:2: expected a JSON object, got list"),
+        (
+            '{"node":"p1","seq":0,"event":"send"}',
+            "bad.ndjson:2: 'seq' must be an integer >= 1, got 0",
+        ),
+        (
+            '{"node":"p1","seq":2,"event":"jump"}',
+            "bad.ndjson:2: 'event' must be one of send, receive, internal, start_snapshot, "
+            'record_state, record_message, close_channel, complete, got "jump"',
+        ),
+        (
+            '{"node":"p1","seq":2,"event":"send","channel":["p2","p1"],"msg":{"app":1}}',
+            "bad.ndjson:2: a send event of p1 must have p1 as the channel's src, got p2 -> p1",
+        ),
+        (
+            '{"node":"p1","seq":2,"event":"send","channel":["p1","p2"],"msg":{"app":-1}}',
+            'bad.ndjson:2: \'msg\' must be {"app": n >= 0}, {"marker": k >= 1} or '
+            '{"internal": e >= 0}, got {"app": -1}',
+        ),
+        (
+            '{"node":"p1","seq":1,"event":"start_snapshot","snapshot":1}',
+            "bad.ndjson:2: seq 1 of p1 does not follow seq 1 (line 1): a node's seq must increase",
+        ),
+        (
+            "{",
+            "bad.ndjson:2: not JSON: Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1)",
+        ),
+    ],
+)
+def test_malformed_lines_name_file_and_line(line: str, message: str) -> None:
+    first = '{"node":"p1","seq":1,"event":"start_snapshot","snapshot":1}'
+    with pytest.raises(InputError) as err:
+        parse_log(first + "\n" + line + "\n", path="bad.ndjson")
+    assert err.value.message == message
+    assert err.value.line == 2
+    assert err.value.code == "RL-INPUT-LOG"
+
+
+def test_unreadable_log_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as err:
+        read_log(tmp_path / "missing.ndjson")
+    assert (
+        err.value.message
+        == f"{tmp_path / 'missing.ndjson'}: cannot read the log: No such file or directory"
+    )
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4),
+    lambda kids: (
+        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=4)
+    ),
+    max_leaves=10,
+)
+_keys = st.sampled_from(
+    ["node", "seq", "vc", "event", "channel", "msg", "snapshot", "state", "channels"]
+)
+_objs = st.dictionaries(
+    _keys, _json | st.sampled_from(["p1", "send", "receive", "complete"]), max_size=8
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_objs.map(json.dumps) | st.text(max_size=20), max_size=6))
+def test_fuzz_parser_raises_only_input_errors(lines: list[str]) -> None:
+    try:
+        events = parse_log("\n".join(lines))
+    except InputError as exc:
+        assert exc.code == "RL-INPUT-LOG"
+        return
+    validate(_cfg("MCToken2"), events)  # never crashes on a parsed log
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=60))
+def test_fuzz_parser_bytes(data: bytes) -> None:
+    try:
+        parse_log(data)
+    except InputError as exc:
+        assert exc.code == "RL-INPUT-LOG"
