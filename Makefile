@@ -15,7 +15,7 @@ RL := $(BIN)/redletter
 MODEL ?=
 
 
-.PHONY: go-node help venv tlc check crosscheck-hook check-large check-apalache test lint crosscheck clean distclean
+.PHONY: bench test-slow go-node help venv tlc check crosscheck-hook check-large check-apalache test lint crosscheck clean distclean
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -53,10 +53,16 @@ check-large: venv tlc ## Model-check the large suite (slow) against spec/manifes
 check-apalache: venv ## Run Apalache on the default suite (needs apalache-mc on PATH, else exit 3)
 	@$(RL) check-apalache
 
-test: venv tlc ## Run the test suite (pytest); collecting no tests is a failure
-	@rc=0; $(BIN)/pytest || rc=$$?; \
+# pytest's exit 5 (no tests collected) counts as a failure: CI never passes on nothing.
+PYTEST_RUN = rc=0; $(BIN)/pytest $(1) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests, which counts as a failure" >&2; exit 1; fi; \
 	exit $$rc
+
+test: venv tlc ## Run the fast tests (everything not marked slow); no tests collected is a failure
+	@$(call PYTEST_RUN,-m "not slow")
+
+test-slow: venv tlc go-node ## Run the slow tests (whole-model checks, Go node, Spark jobs, long hypothesis runs)
+	@$(call PYTEST_RUN,-m slow)
 
 lint: venv ## Lint with ruff and type-check with mypy --strict
 	$(BIN)/ruff check .
@@ -65,6 +71,12 @@ lint: venv ## Lint with ruff and type-check with mypy --strict
 crosscheck: venv tlc ## Cross-check the Python model against TLC's graph: make crosscheck MODEL=MCName
 	@if [ -z "$(MODEL)" ]; then echo "error: say which model, e.g. make crosscheck MODEL=MCTokenRing" >&2; exit 5; fi
 	$(RL) crosscheck $(MODEL)
+
+bench: venv tlc go-node ## Run every benchmark in bench/ (ratios measured side by side in one run)
+	$(BIN)/python bench/bench_explore.py
+	$(BIN)/python bench/bench_harness.py --go $(GO_NODE)
+	$(BIN)/python bench/bench_zoo.py
+	$(BIN)/python bench/bench_dot.py
 
 GO_NODE := .cache/bin/reference-go
 

@@ -18,6 +18,7 @@ from typer.exceptions import TyperException
 
 from conformance.cli import conform_app
 from conformance.cos418_cli import cos418_app
+from pipeline.cli import pipeline_app
 from python_model.cli import explore_cmd
 from python_model.symbolic_cli import symbolic_app
 from python_model.teach_cli import diagram_cmd
@@ -40,6 +41,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(conform_app, name="conform")
 app.add_typer(cos418_app, name="cos418")
 app.command("explore")(explore_cmd)

@@ -1,0 +1,165 @@
+"""Spark pipeline against single-process Python on the same Parquet graph.
+
+    python bench/bench_pipeline.py --dot /tmp/x.dot --model MCToken2
+    python bench/bench_pipeline.py --synthetic-mb 1024 --driver-memory 512m
+
+With ``--dot``: ingests the dump once (``local[2]``), then runs the exact
+cross-check of the graph with itself three ways, each in its own process so time and
+peak memory (resident set of the whole process tree: Python driver, JVM, Python
+workers) are measured apart: single-process (pyarrow + sets), Spark ``local[1]``,
+Spark ``local[2]``.  Spark's start-up is reported separately from the job.
+
+With ``--synthetic-mb N``: writes a synthetic DOT of about N MB in TLC 2.15's format
+(``bench/bench_dot.py``'s generator) and ingests it with ``--driver-memory``
+(default 512m) to show that the streaming ingest's memory does not grow with the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _tree_rss_kb(root: int) -> int:
+    """Resident memory (kB) of ``root`` and all its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status", encoding="utf-8") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        pid = int(entry)
+        parents[pid] = int(fields.get("PPid", "0").strip())
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += [c for c, p in parents.items() if p == pid]
+    return total
+
+
+def _measure(args: list[str]) -> dict[str, float]:
+    """Run ``bench_pipeline.py --one ...`` in a child; its JSON plus peak tree RSS."""
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--one", *args], stdout=subprocess.PIPE, cwd=ROOT
+    )
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_kb(proc.pid))
+        time.sleep(0.1)
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"child {args} failed with exit {proc.returncode}")
+    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    result["peak_mb"] = peak / 1024
+    return result
+
+
+def _one(argv: list[str]) -> None:
+    """Child side: one measured run, JSON on the last line of stdout."""
+    what, graph, model, master, memory = argv[:5]
+    t0 = time.perf_counter()
+    if what == "local":
+        from pipeline.crosscheck import crosscheck_local
+
+        report = crosscheck_local(graph, graph, model)
+        out = {"startup": 0.0, "seconds": time.perf_counter() - t0}
+    else:
+        from pipeline.session import SparkConfig, get_session
+
+        spark = get_session(SparkConfig(master=master, driver_memory=memory))
+        t1 = time.perf_counter()
+        if what == "spark":
+            from pipeline.crosscheck import crosscheck
+
+            report = crosscheck(spark, graph, graph, model)
+        else:  # ingest: argv[5] is the DOT file
+            from pipeline.ingest import ingest_dot
+
+            info = ingest_dot(spark, argv[5], model, graph)
+            out = {"startup": t1 - t0, "seconds": time.perf_counter() - t1, "states": info.states}
+            print(json.dumps(out))
+            return
+        out = {"startup": t1 - t0, "seconds": time.perf_counter() - t1}
+    assert report.matches, "a graph must match itself"
+    out["states"] = report.counts[0].states
+    print(json.dumps(out))
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--one":
+        _one(sys.argv[2:])
+        return
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--dot", type=Path, help="a TLC -dump dot,actionlabels file")
+    ap.add_argument("--model", default="MCToken2")
+    ap.add_argument("--synthetic-mb", type=int, default=0, help="synthetic DOT size (MB)")
+    ap.add_argument("--driver-memory", default="512m", help="driver memory for the ingest")
+    ap.add_argument("--keep", type=Path, help="directory to keep the graphs in")
+    a = ap.parse_args()
+    work = a.keep or Path(tempfile.mkdtemp(prefix="bench_pipeline_"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows: list[tuple[str, dict[str, float]]] = []
+    if a.dot:
+        graph = str(work / "graph")
+        rows.append(
+            ("ingest local[2]", _measure(["ingest", graph, a.model, "local[2]", "2g", str(a.dot)]))
+        )
+        rows.append(("crosscheck single-process", _measure(["local", graph, a.model, "-", "-"])))
+        for master in ("local[1]", "local[2]"):
+            rows.append(
+                (f"crosscheck spark {master}", _measure(["spark", graph, a.model, master, "2g"]))
+            )
+    if a.synthetic_mb:
+        from bench.bench_dot import write_dump
+
+        dot = work / "synthetic.dot"
+        per_state = 1130  # bytes a state line plus its 3 edge lines take in write_dump
+        t = time.perf_counter()
+        write_dump(dot, states=a.synthetic_mb * 1_000_000 // per_state, degree=3)
+        size = dot.stat().st_size / 1e6
+        print(f"synthetic DOT: {size:,.0f} MB written in {time.perf_counter() - t:.0f} s")
+        rows.append(
+            (
+                f"ingest {size:,.0f} MB, driver {a.driver_memory}, local[2]",
+                _measure(
+                    [
+                        "ingest",
+                        str(work / "synth"),
+                        "Synthetic",
+                        "local[2]",
+                        a.driver_memory,
+                        str(dot),
+                    ]
+                ),
+            )
+        )
+    print(f"{'run':<48} {'states':>9} {'startup s':>9} {'job s':>8} {'peak RSS MB':>11}")
+    for name, r in rows:
+        print(
+            f"{name:<48} {int(r['states']):>9,} {r['startup']:>9.1f} {r['seconds']:>8.2f}"
+            f" {r['peak_mb']:>11,.0f}"
+        )
+    spark_rows = {n: r for n, r in rows if n.startswith("crosscheck spark")}
+    if len(spark_rows) == 2:
+        one, two = (spark_rows[f"crosscheck spark local[{k}]"]["seconds"] for k in (1, 2))
+        print(f"speed-up local[2] over local[1]: {one / two:.2f}x")
+    print(f"graphs in {work}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""Entry point for ``spark-submit``: the same jobs as ``redletter pipeline``.
+
+    PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit --master local[2] \\
+        --driver-memory 1g pipeline/jobs.py ingest-dot /tmp/x.dot --model MCToken2 --out /tmp/g
+
+``<job>`` is any ``redletter pipeline`` command (``ingest-dot``, ``ingest-python``,
+``crosscheck``, ``campaign``) with the same options.  spark-submit's ``--master`` and
+``--driver-memory`` win over the command's (the session exists before the job runs).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from redletter.cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main(["pipeline", *sys.argv[1:]]))

@@ -1,0 +1,117 @@
+"""One Spark session per run of the kit.
+
+Spark's start-up (a JVM, about 5-8 s here) is paid once: every job of one CLI
+invocation calls :func:`get_session` and gets the same :class:`SparkSession`.
+
+Configuration, in order of precedence: the arguments of :func:`get_session`, then
+the environment (``REDLETTER_SPARK_MASTER``, ``REDLETTER_SPARK_DRIVER_MEMORY``,
+``REDLETTER_SPARK_SHUFFLE_PARTITIONS``), then the defaults ``local[*]``, ``2g`` and
+``4``.  Workers run this interpreter (``PYSPARK_PYTHON`` unless set).  The web UI
+is off and ``SPARK_LOCAL_IP`` defaults to ``127.0.0.1`` so a local run opens no port
+beyond the loopback.  Under ``spark-submit`` the master and
+memory given on its command line win (a session already exists then).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from redletter.errors import EnvironmentMissing
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SparkConfig", "get_session", "stop_session"]
+
+_DEFAULT_MASTER = "local[*]"
+_DEFAULT_MEMORY = "2g"
+_DEFAULT_SHUFFLE = 4
+
+_session: Any = None
+
+
+@dataclass(frozen=True)
+class SparkConfig:
+    """What the session is built with."""
+
+    master: str = _DEFAULT_MASTER
+    driver_memory: str = _DEFAULT_MEMORY
+    shuffle_partitions: int = _DEFAULT_SHUFFLE
+    app_name: str = "redletter"
+
+    @staticmethod
+    def from_env(
+        master: str | None = None,
+        driver_memory: str | None = None,
+        shuffle_partitions: int | None = None,
+    ) -> SparkConfig:
+        """Arguments first, then ``REDLETTER_SPARK_*`` variables, then defaults."""
+        env = os.environ
+        return SparkConfig(
+            master=master or env.get("REDLETTER_SPARK_MASTER") or _DEFAULT_MASTER,
+            driver_memory=driver_memory
+            or env.get("REDLETTER_SPARK_DRIVER_MEMORY")
+            or _DEFAULT_MEMORY,
+            shuffle_partitions=shuffle_partitions
+            or int(env.get("REDLETTER_SPARK_SHUFFLE_PARTITIONS") or _DEFAULT_SHUFFLE),
+        )
+
+
+def get_session(config: SparkConfig | None = None, *, quiet: bool = True) -> SparkSession:
+    """The run's one session, created on first call with ``config``.
+
+    Later calls return the same session whatever their ``config`` (Spark cannot
+    change the master or the driver memory of a running JVM); call
+    :func:`stop_session` first to start over with another configuration.
+    """
+    global _session
+    if _session is not None:
+        return _session  # type: ignore[no-any-return]
+    cfg = config or SparkConfig.from_env()
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers must run this interpreter (the venv with pyarrow and the kit).
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:  # pragma: no cover - pyspark is a dependency
+        raise EnvironmentMissing(
+            f"PySpark is not installed ({e}); install the kit with its dependencies"
+            " (pip install -e .)",
+            code="RL-ENV-SPARK",
+        ) from None
+    builder = (
+        SparkSession.builder.appName(cfg.app_name)
+        .master(cfg.master)
+        .config("spark.driver.memory", cfg.driver_memory)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "true")
+        .config("spark.sql.shuffle.partitions", str(cfg.shuffle_partitions))
+        .config("spark.default.parallelism", str(max(cfg.shuffle_partitions, 2)))
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
+        .config("spark.driver.host", os.environ["SPARK_LOCAL_IP"])
+    )
+    try:
+        session = builder.getOrCreate()
+    except Exception as e:  # the JVM did not start: no Java, or a bad master URL
+        raise EnvironmentMissing(
+            f"cannot start Spark (master {cfg.master}): {type(e).__name__}: "
+            f"{str(e).splitlines()[0] if str(e) else ''} — Spark needs Java 17 on PATH"
+            " (run 'redletter check-java')",
+            code="RL-ENV-SPARK",
+        ) from None
+    if quiet:
+        session.sparkContext.setLogLevel("ERROR")
+    _session = session
+    return session
+
+
+def stop_session() -> None:
+    """Stop the run's session (if any); the next :func:`get_session` starts a new one."""
+    global _session
+    if _session is not None:
+        _session.stop()
+        _session = None
