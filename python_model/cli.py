@@ -24,7 +24,14 @@ from redletter import ui
 from redletter.check import Project, find_project
 from redletter.errors import Exit, InputError
 
-__all__ = ["crosscheck_cmd", "explore_app", "explore_cmd", "format_result", "write_graph"]
+__all__ = [
+    "crosscheck_cmd",
+    "explore_app",
+    "explore_cmd",
+    "format_result",
+    "lemmas_cmd",
+    "write_graph",
+]
 
 explore_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
@@ -150,3 +157,32 @@ def crosscheck_cmd(
     times = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
     ui.info(f"Time: {times}.")
     return int(Exit.OK if result.exact else Exit.FAIL)
+
+
+@explore_app.command("lemmas")
+def lemmas_cmd(
+    model: Annotated[str, typer.Argument(help="Model name, e.g. MCToken2 (spec/<model>.tla).")],
+    root: Annotated[
+        Path | None,
+        typer.Option("--root", help="Project root (default: found from the current directory)."),
+    ] = None,
+) -> int:
+    """Check EWD 864's Lemma 0 and Lemma 1 three ways on every reachable state of MODEL.
+
+    Exit 0 when every completed snapshot satisfies both lemmas, 1 when all three ways
+    report a violation, 4 (internal error) when the three ways disagree.
+    Register in :mod:`redletter.cli` with ``app.command("lemmas")(lemmas_cmd)``.
+    """
+    from python_model.lemmas import check_lemmas_everywhere, describe_counts
+
+    project = Project(root.resolve()) if root is not None else find_project()
+    cfg = load_model(model, project.spec_dir)
+    with ui.err_console.status(f"checking the lemmas of {model}"):
+        counts = check_lemmas_everywhere(cfg)
+    for line in describe_counts(counts):
+        ui.info(line)
+    if counts.all_pass:
+        ui.info("Lemma 0 and Lemma 1 hold; replay, reachability and the shadow networks agree.")
+        return int(Exit.OK)
+    ui.info("Lemma 0 or Lemma 1 is violated; replay, reachability and the shadow networks agree.")
+    return int(Exit.FAIL)

@@ -19,6 +19,10 @@ from redletter.toolchain import require_java, require_tlc_jar
 CrosscheckHook = Callable[[ModelEntry, TlcResult], str]
 """Given a model and TLC's result, return the text of the ``cross-check`` column."""
 
+TlcArgsHook = Callable[[ModelEntry], Sequence[str]]
+"""Given a model, the extra TLC arguments its run needs for the cross-check hook
+(e.g. ``-dump dot,actionlabels <file>``), so that TLC runs once per model."""
+
 NO_CROSSCHECK = "—"
 
 
@@ -108,9 +112,11 @@ def check_models(
     *,
     observer: CheckObserver | None = None,
     crosscheck_hook: CrosscheckHook | None = None,
+    tlc_args: TlcArgsHook | None = None,
     workers: int = 2,
 ) -> list[CheckRow]:
-    """Run TLC on each entry and compare with the manifest, in order."""
+    """Run TLC on each entry and compare with the manifest, in order; ``tlc_args``
+    adds arguments to each TLC run, ``crosscheck_hook`` fills the last column."""
     require_java()
     jar = require_tlc_jar(project.cache_dir)
     obs = observer or CheckObserver()
@@ -128,6 +134,7 @@ def check_models(
             cache_dir=project.cache_dir,
             check_deadlock=entry.check_deadlock,
             workers=workers,
+            extra_args=tlc_args(entry) if tlc_args is not None else (),
             on_progress=on_progress,
         )
         cross = crosscheck_hook(entry, result) if crosscheck_hook is not None else NO_CROSSCHECK

@@ -19,7 +19,8 @@ from typer.exceptions import TyperException
 from conformance.cli import conform_app
 from conformance.cos418_cli import cos418_app
 from pipeline.cli import pipeline_app
-from python_model.cli import explore_cmd
+from python_model.cli import crosscheck_cmd, explore_cmd, lemmas_cmd
+from python_model.crosscheck import CrosscheckHook, iter_mismatch_lines
 from python_model.symbolic_cli import symbolic_app
 from python_model.teach_cli import diagram_cmd
 from redletter import ui
@@ -44,9 +45,11 @@ app = typer.Typer(
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(conform_app, name="conform")
 app.add_typer(cos418_app, name="cos418")
+app.add_typer(symbolic_app, name="symbolic")
 app.command("explore")(explore_cmd)
 app.command("diagram")(diagram_cmd)
-app.add_typer(symbolic_app, name="symbolic")
+app.command("crosscheck")(crosscheck_cmd)
+app.command("lemmas")(lemmas_cmd)
 
 RootOption = Annotated[
     Path | None,
@@ -68,18 +71,47 @@ def check_cmd(
         typer.Option("--model", help="Run only this model (repeatable); overrides --suite."),
     ] = None,
     workers: Annotated[int, typer.Option(help="TLC worker threads.")] = 2,
+    crosscheck: Annotated[
+        bool,
+        typer.Option(
+            "--crosscheck/--no-crosscheck",
+            help="Cross-check each model's state graph with the Python model (same TLC run).",
+        ),
+    ] = True,
     root: RootOption = None,
 ) -> int:
-    """Run TLC on every model of a suite and compare with spec/manifest.json."""
+    """Run TLC on every model of a suite and compare with spec/manifest.json, then
+    cross-check the Python model against TLC's state graph."""
     if suite not in ("default", "large"):
         raise typer.BadParameter(f"expected default or large, got {suite!r}", param_hint="--suite")
     project = _project(root)
     manifest = load_project_manifest(project)
     entries = select_models(manifest, suite, model or ())
-    with ui.LiveCheck(len(entries)) as live:
-        rows = check_models(project, entries, observer=live, workers=workers)
+    with CrosscheckHook(project.spec_dir) as hook, ui.LiveCheck(len(entries)) as live:
+        rows = check_models(
+            project,
+            entries,
+            observer=live,
+            workers=workers,
+            crosscheck_hook=hook if crosscheck else None,
+            tlc_args=hook.tlc_args if crosscheck else None,
+        )
     ui.report_check(rows)
-    return int(Exit.OK if all(r.matches for r in rows) else Exit.FAIL)
+    for line in iter_mismatch_lines(hook.results):
+        ui.info(line)
+    if hook.results:
+        spent = {
+            k: sum(r.seconds.get(k, 0.0) for r in hook.results)
+            for k in ("explore", "parse", "compare")
+        }
+        exact_n = sum(r.exact for r in hook.results)
+        ui.info(
+            f"Cross-check: {exact_n} of {len(hook.results)} models agree with the Python model"
+            f" (Python side: explore {spent['explore']:.1f}s, DOT read {spent['parse']:.1f}s,"
+            f" compare {spent['compare']:.1f}s)."
+        )
+    exact = all(r.exact for r in hook.results)
+    return int(Exit.OK if all(r.matches for r in rows) and exact else Exit.FAIL)
 
 
 @app.command("fetch-tlc")
