@@ -2,7 +2,7 @@
 
     pytest -p conformance.pytest_plugin --redletter-node "python -m mynode" \
         [--redletter-model MCToken2 ...] [--redletter-walks N --redletter-seed S] \
-        [--redletter-hosted] [--junitxml report.xml]
+        [--redletter-hosted] [--redletter-limit N] [--junitxml report.xml]
 
 (installed, the ``pytest11`` entry point ``redletter = conformance.pytest_plugin``
 loads it without ``-p``).  Each test's failure message is the divergence in
@@ -39,6 +39,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--redletter-out", default=None, help="where failing traces are written")
     group.addoption("--redletter-spec", default=None, help="spec directory of the models")
     group.addoption("--redletter-timeout", type=float, default=10.0, help="seconds per request")
+    group.addoption(
+        "--redletter-limit", type=int, default=0, help="judge only the first N traces per model"
+    )
 
 
 def _default_spec_dir() -> Path:
@@ -101,8 +104,10 @@ class TraceCollector(pytest.Collector):
         models = cfg.getoption("--redletter-model") or ["MCToken2"]
         walks = int(cfg.getoption("--redletter-walks"))
         seed = int(cfg.getoption("--redletter-seed"))
+        limit = int(cfg.getoption("--redletter-limit"))
         for i, m in enumerate(models):
-            for t in generate(m, spec_dir, walks=walks if i == 0 else 0, seed=seed):
+            traces = generate(m, spec_dir, walks=walks if i == 0 else 0, seed=seed)
+            for t in traces[:limit] if limit > 0 else traces:
                 yield TraceItem.from_parent(self, name=t.name, trace=t)
 
 

@@ -1,0 +1,55 @@
+"""The pytest plugin: implementers run the conformance suite in their own CI."""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "spec"
+REFERENCE = f"{sys.executable} -m conformance.nodes.reference"
+BROKEN = f"{sys.executable} {ROOT / 'tests/data/conformance_judge/broken_node.py'}"
+
+
+def _run(pytester: pytest.Pytester, node: str, limit: int) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "--redletter-node",
+        node,
+        "--redletter-hosted",
+        "--redletter-spec",
+        str(SPEC),
+        "--redletter-limit",
+        str(limit),
+        "--redletter-out",
+        str(pytester.path / "out"),
+        "--junitxml",
+        str(pytester.path / "junit.xml"),
+        "-p",
+        "no:cacheprovider",
+    )
+
+
+def test_reference_node_passes_one_test_per_trace(pytester: pytest.Pytester) -> None:
+    result = _run(pytester, REFERENCE, 4)
+    result.assert_outcomes(passed=4)
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    assert len(list(cases)) == 4
+
+
+def test_broken_node_fails_with_the_divergence_and_a_replay_command(
+    pytester: pytest.Pytester,
+) -> None:
+    result = _run(pytester, BROKEN, 40)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) >= 1
+    text = result.stdout.str()
+    assert "fail: at step" in text
+    assert "recorded nothing for channel" in text
+    assert "(Lemma 0)" in text
+    assert "replay: redletter conform replay " in text
+    assert "--hosted" in text
