@@ -9,6 +9,13 @@ peak memory (resident set of the whole process tree: Python driver, JVM, Python
 workers) are measured apart: single-process (pyarrow + sets), Spark ``local[1]``,
 Spark ``local[2]``.  Spark's start-up is reported separately from the job.
 
+With ``--campaign N``: writes N MCToken2 edge-tour traces and runs the same campaign
+(reference node, in process) single-process (a loop over the runner) and on Spark
+``local[2]``.  With ``--bfs MODEL``: the distributed BFS on ``local[1]`` and
+``local[2]`` against python_model's single-process explorer, and the speed-up.
+
+    python bench/bench_pipeline.py --campaign 300 --bfs MCToken2
+
 With ``--synthetic-mb N``: writes a synthetic DOT of about N MB in TLC 2.15's format
 (``bench/bench_dot.py``'s generator) and ingests it with ``--driver-memory``
 (default 512m) to show that the streaming ingest's memory does not grow with the file.
@@ -73,6 +80,46 @@ def _one(argv: list[str]) -> None:
     """Child side: one measured run, JSON on the last line of stdout."""
     what, graph, model, master, memory = argv[:5]
     t0 = time.perf_counter()
+    if what in ("campaign-local", "explore-local"):
+        if what == "campaign-local":
+            from pipeline.campaign import discover_traces
+            from pipeline.runners import reference_runner
+
+            refs = discover_traces(graph)
+            verdicts = [reference_runner(r.path)["verdict"] for r in refs]
+            assert set(verdicts) == {"pass"}
+            n = len(refs)
+        else:
+            from python_model.config import load_model
+            from python_model.explore import explore
+
+            n = explore(load_model(model, ROOT / "spec")).distinct
+        print(json.dumps({"startup": 0.0, "seconds": time.perf_counter() - t0, "states": n}))
+        return
+    if what in ("campaign-spark", "explore-spark"):
+        from pipeline.session import SparkConfig, get_session
+
+        spark = get_session(SparkConfig(master=master, driver_memory=memory))
+        t1 = time.perf_counter()
+        if what == "campaign-spark":
+            import shutil
+
+            from pipeline.campaign import discover_traces, run_campaign
+            from pipeline.runners import reference_runner
+
+            res = Path(argv[5])
+            shutil.rmtree(res, ignore_errors=True)
+            summary = run_campaign(spark, discover_traces(graph), reference_runner, res, chunk=16)
+            assert summary.verdicts == (("pass", summary.traces),)
+            n = summary.traces
+        else:
+            from pipeline.explore import explore_spark
+            from python_model.config import load_model
+
+            n = explore_spark(spark, load_model(model, ROOT / "spec"), argv[5]).distinct
+        out = {"startup": t1 - t0, "seconds": time.perf_counter() - t1, "states": n}
+        print(json.dumps(out))
+        return
     if what == "local":
         from pipeline.crosscheck import crosscheck_local
 
@@ -110,6 +157,8 @@ def main() -> None:
     ap.add_argument("--synthetic-mb", type=int, default=0, help="synthetic DOT size (MB)")
     ap.add_argument("--driver-memory", default="512m", help="driver memory for the ingest")
     ap.add_argument("--keep", type=Path, help="directory to keep the graphs in")
+    ap.add_argument("--campaign", type=int, default=0, help="MCToken2 traces for the campaign")
+    ap.add_argument("--bfs", default="", help="model for the distributed BFS (e.g. MCToken2)")
     a = ap.parse_args()
     work = a.keep or Path(tempfile.mkdtemp(prefix="bench_pipeline_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -123,6 +172,29 @@ def main() -> None:
         for master in ("local[1]", "local[2]"):
             rows.append(
                 (f"crosscheck spark {master}", _measure(["spark", graph, a.model, master, "2g"]))
+            )
+    if a.campaign:
+        from conformance.traces import generate, write_traces
+
+        tdir = work / "traces"
+        write_traces(tdir, generate("MCToken2", ROOT / "spec", goals=False)[: a.campaign])
+        rows.append(
+            ("campaign single-process", _measure(["campaign-local", str(tdir), "-", "-", "-"]))
+        )
+        rows.append(
+            (
+                "campaign spark local[2]",
+                _measure(["campaign-spark", str(tdir), "-", "local[2]", "2g", str(work / "res")]),
+            )
+        )
+    if a.bfs:
+        rows.append(("explore single-process", _measure(["explore-local", "-", a.bfs, "-", "-"])))
+        for master in ("local[1]", "local[2]"):
+            rows.append(
+                (
+                    f"explore spark {master}",
+                    _measure(["explore-spark", "-", a.bfs, master, "2g", str(work / "bfs")]),
+                )
             )
     if a.synthetic_mb:
         from bench.bench_dot import write_dump
@@ -158,6 +230,10 @@ def main() -> None:
     if len(spark_rows) == 2:
         one, two = (spark_rows[f"crosscheck spark local[{k}]"]["seconds"] for k in (1, 2))
         print(f"speed-up local[2] over local[1]: {one / two:.2f}x")
+    bfs_rows = {n: r for n, r in rows if n.startswith("explore spark")}
+    if len(bfs_rows) == 2:
+        one, two = (bfs_rows[f"explore spark local[{k}]"]["seconds"] for k in (1, 2))
+        print(f"BFS speed-up local[2] over local[1]: {one / two:.2f}x")
     print(f"graphs in {work}")
 
 

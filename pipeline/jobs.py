@@ -3,9 +3,14 @@
     PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit --master local[2] \\
         --driver-memory 1g pipeline/jobs.py ingest-dot /tmp/x.dot --model MCToken2 --out /tmp/g
 
-``<job>`` is any ``redletter pipeline`` command (``ingest-dot``, ``ingest-python``,
-``crosscheck``, ``campaign``) with the same options.  spark-submit's ``--master`` and
-``--driver-memory`` win over the command's (the session exists before the job runs).
+    PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit --master local[2] \\
+        pipeline/jobs.py explore MCToken2 --out /tmp/g
+    ... pipeline/jobs.py lemmas MCToken2 --graph /tmp/g
+
+``<job>`` is any ``redletter pipeline`` command (``explore``, ``lemmas``, ``ingest-dot``,
+``ingest-python``, ``crosscheck``, ``campaign``) with the same options.  spark-submit's
+``--master`` and ``--driver-memory`` win over the command's (the session exists before
+the job runs).
 """
 
 from __future__ import annotations
