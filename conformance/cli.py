@@ -11,15 +11,12 @@
 
 from __future__ import annotations
 
-import shlex
-import shutil
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from conformance.judge import CommandNode, JudgeResult, judge_trace
-from conformance.process import Limits
 from conformance.report import RunFolder, new_run_folder, print_summary, write_report
 from conformance.shrink import ShrinkResult, shrink
 from conformance.traces import (
@@ -65,18 +62,7 @@ def _project(root: Path | None) -> Project:
 
 
 def _node(cmd: str, hosted: bool, timeout: float) -> CommandNode:
-    try:
-        argv = tuple(shlex.split(cmd))
-    except ValueError as exc:
-        raise InputError(f"--node: cannot split {cmd!r}: {exc}", code="RL-INPUT-NODE-CMD") from None
-    if not argv:
-        raise InputError("--node: the node command is empty", code="RL-INPUT-NODE-CMD")
-    if shutil.which(argv[0]) is None:
-        raise InputError(
-            f"--node: cannot run {argv[0]!r}: no such executable program",
-            code="RL-INPUT-NODE-CMD",
-        )
-    return CommandNode(argv, hosted=hosted, limits=Limits(request_timeout=timeout))
+    return CommandNode.parse(cmd, hosted=hosted, timeout=timeout)
 
 
 @conform_app.command("traces")

@@ -26,6 +26,8 @@ application cannot receive what is in flight, so liveness cannot be judged).
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,6 +93,28 @@ class CommandNode:
 
     def describe(self) -> str:
         return " ".join(self.argv) + (" (hosted)" if self.hosted else "")
+
+    @staticmethod
+    def parse(cmd: str, *, hosted: bool = False, timeout: float = 10.0) -> CommandNode:
+        """The node of a command line, split with :func:`shlex.split` (never a shell).
+
+        An empty command, one that does not split, or a program that is not on
+        PATH is an :class:`InputError` naming ``--node``.
+        """
+        try:
+            argv = tuple(shlex.split(cmd))
+        except ValueError as exc:
+            raise InputError(
+                f"--node: cannot split {cmd!r}: {exc}", code="RL-INPUT-NODE-CMD"
+            ) from None
+        if not argv:
+            raise InputError("--node: the node command is empty", code="RL-INPUT-NODE-CMD")
+        if shutil.which(argv[0]) is None:
+            raise InputError(
+                f"--node: cannot run {argv[0]!r}: no such executable program",
+                code="RL-INPUT-NODE-CMD",
+            )
+        return CommandNode(argv, hosted=hosted, limits=Limits(request_timeout=timeout))
 
 
 NodeSpec: TypeAlias = InProcessNode | CommandNode

@@ -22,7 +22,6 @@ node: the runner raises and the campaign records an ``error`` row saying so.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
@@ -31,7 +30,6 @@ from typing import Any
 
 from conformance.judge import CommandNode, InProcessNode, JudgeResult, NodeSpec, judge_trace
 from conformance.node import NodeFactory
-from conformance.process import Limits
 from conformance.traces import read_trace
 from redletter.errors import InputError
 
@@ -105,18 +103,7 @@ def mutant_runner(name: str) -> Runner:
 
 def node_from_command(cmd: str, *, hosted: bool = False, timeout: float = 10.0) -> CommandNode:
     """The node of a command line (split with :func:`shlex.split`, never a shell)."""
-    try:
-        argv = tuple(shlex.split(cmd))
-    except ValueError as exc:
-        raise InputError(f"--node: cannot split {cmd!r}: {exc}", code="RL-INPUT-NODE-CMD") from None
-    if not argv:
-        raise InputError("--node: the node command is empty", code="RL-INPUT-NODE-CMD")
-    if shutil.which(argv[0]) is None:
-        raise InputError(
-            f"--node: cannot run {argv[0]!r}: no such executable program",
-            code="RL-INPUT-NODE-CMD",
-        )
-    return CommandNode(argv, hosted=hosted, limits=Limits(request_timeout=timeout))
+    return CommandNode.parse(cmd, hosted=hosted, timeout=timeout)
 
 
 def command_runner(cmd: str, *, hosted: bool = False, timeout: float = 10.0) -> Runner:

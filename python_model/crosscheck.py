@@ -52,7 +52,7 @@ from typing import Final, Protocol
 from python_model.actions import ACTION_NAMES, successors
 from python_model.config import ModelConfig, load_model
 from python_model.dot import DotNode, iter_dot, unescape_label
-from python_model.explore import ExploreResult, Graph, explore
+from python_model.explore import ExploreResult, Graph, explore, parent_chain
 from python_model.state import TLA_NAMES, State, from_tla, to_tla
 from python_model.values import State as TlaState
 from python_model.values import Value, parse_state, parse_value, print_state, print_value
@@ -437,12 +437,7 @@ def _path(
     actions: Sequence[str],
     last: int,
 ) -> tuple[PathStep, ...]:
-    chain: list[int] = []
-    i = last
-    while i >= 0:
-        chain.append(i)
-        i = parent[i]
-    chain.reverse()
+    chain = parent_chain(parent, last)
     steps: list[PathStep] = []
     for a, b in pairwise(chain):
         name = actions[via[b]]

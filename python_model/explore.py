@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -125,16 +125,21 @@ class ExploreResult:
         return self.distinct / self.seconds if self.seconds > 0 else 0.0
 
 
-def _trace(
-    cfg: ModelConfig, states: list[State], parent: array[int], last: int, extra: State | None
-) -> tuple[Step, ...]:
+def parent_chain(parent: Sequence[int], last: int) -> list[int]:
+    """The state ids from an initial state (parent -1) down to ``last``, in order."""
     chain: list[int] = []
     i = last
     while i >= 0:
         chain.append(i)
         i = parent[i]
     chain.reverse()
-    path = [states[i] for i in chain]
+    return chain
+
+
+def _trace(
+    cfg: ModelConfig, states: list[State], parent: array[int], last: int, extra: State | None
+) -> tuple[Step, ...]:
+    path = [states[i] for i in parent_chain(parent, last)]
     if extra is not None:
         path.append(extra)
     steps = [Step("Init", {}, path[0])]
