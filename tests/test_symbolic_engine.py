@@ -192,3 +192,52 @@ def test_replay_names_the_disabled_step() -> None:
     with pytest.raises(InputError) as err:
         replay(params, [step("ReceiveApp", c=("p1", "p2"), i=1)])
     assert err.value.message == ("step 1 (ReceiveApp {'c': ['p1', 'p2'], 'i': 1}) is not enabled")
+
+
+def _ring4(snapshots: int, depth: int) -> SymParams:
+    procs = ("p1", "p2", "p3", "p4")
+    chans = tuple((procs[i], procs[(i + 1) % 4]) for i in range(4))
+    return SymParams(
+        procs,
+        chans,
+        (2, 1, 0, 0),
+        tuple(range(1, snapshots + 1)),
+        tuple(frozenset(procs) for _ in range(snapshots)),
+        capacity=2 + 1 + snapshots,
+        record_capacity=depth,
+    )
+
+
+@pytest.mark.slow
+def test_bmc_ring_of_four_depth_ten_finds_no_violation() -> None:
+    params = _ring4(1, 10)
+    result = bmc(params, 10)
+    assert result.ok and result.violated == () and result.depth == 10
+    assert len(result.seconds_per_depth) == 11
+
+
+def test_mutant_counterexample_on_three_machines_replays() -> None:
+    params = complete_graph(3, snapshots=1, record_capacity=4, mutant=Mutant.NEVER_FORWARD)
+    result = bmc(params, 4)
+    assert result.trace is not None
+    states = replay(params, result.trace.steps)
+    assert [s.core() for s in states] == [s.core() for s in result.trace.states]
+    last = states[-1]
+    broken = {
+        "SnapshotSatisfiesAppInv": not snapshot_conserves_tokens(params, last),
+        "RedLetterInvariant": not red_letter_invariant(params, last),
+    }
+    assert result.violated and all(broken[name] for name in result.violated)
+
+    def bad(s: CState) -> bool:
+        return not snapshot_conserves_tokens(params, s) or not red_letter_invariant(params, s)
+
+    assert result.depth == _shortest_violation(params, bad, 4) == len(result.trace)
+
+
+@pytest.mark.parametrize("mutant", [Mutant.NO_RECORDING, Mutant.NON_FIFO, Mutant.CORRECT])
+def test_flat_and_legacy_encodings_agree(mutant: Mutant) -> None:
+    params = _two_procs(mutant)
+    flat = bmc(params, 6, lemmas=False, encoding="flat")
+    legacy = bmc(params, 6, lemmas=False, encoding="legacy")
+    assert (flat.depth, flat.violated, flat.ok) == (legacy.depth, legacy.violated, legacy.ok)

@@ -125,7 +125,8 @@ def test_manifest_drift_gives_exact_mismatch(
     assert rows[1].comparison.result.violated == "Tiny"
     assert rows[0].crosscheck == "—"
 
-    code = main(["check", "--root", str(toy_project)])
+    # The toy models are not ChandyLamport models: only the TLC half is checked here.
+    code = main(["check", "--root", str(toy_project), "--no-crosscheck"])
     out = capsys.readouterr().out
     assert code == Exit.FAIL
     log = toy_project / ".cache" / "tlc-logs" / "MCToy.log"
@@ -138,7 +139,7 @@ def test_manifest_drift_gives_exact_mismatch(
 
 
 def test_check_all_match_exits_0(toy_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "--root", str(toy_project)]) == Exit.OK
+    assert main(["check", "--root", str(toy_project), "--no-crosscheck"]) == Exit.OK
     out = capsys.readouterr().out
     assert "2 of 2 models match the manifest." in out
     row = next(line for line in out.splitlines() if "MCToyFailure" in line)
@@ -160,8 +161,21 @@ def test_spec_error_through_the_cli(toy_project: Path, capsys: pytest.CaptureFix
     tla.write_text(
         tla.read_text(encoding="utf-8").replace("x' = x + 1", "x' = y + 1"), encoding="utf-8"
     )
-    assert main(["check", "--root", str(toy_project), "--model", "MCToy"]) == Exit.FAIL
+    argv = ["check", "--root", str(toy_project), "--model", "MCToy", "--no-crosscheck"]
+    assert main(argv) == Exit.FAIL
     assert capsys.readouterr().err == (
         f"error[RL-SPEC]: {tla}:6: col 23: SANY found a semantic error in module MCToy: "
         "Unknown operator: `y'. — fix the spec and run the check again.\n"
     )
+
+
+def test_crosscheck_refuses_a_model_that_is_not_chandy_lamport(
+    toy_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--root", str(toy_project), "--model", "MCToy"]) == Exit.FAIL
+    tla = toy_project / "spec" / "MCToy.tla"
+    assert (
+        "MCToy: cross-check MISMATCH\n"
+        f"  the cross-check could not run: error[RL-INPUT-MODEL]: {tla}: the model must EXTEND "
+        "ChandyLamport and exactly one of TokenApp, DiffusingApp, HistoryApp\n"
+    ) in capsys.readouterr().out

@@ -497,6 +497,12 @@ def decode_step(params: SymParams, model: z3.ModelRef, st: SymStep) -> Step:
     if len(chosen) != 1:
         raise AssertionError(f"the model selects {len(chosen)} disjuncts, expected one")
     label = chosen[0]
+    if label[0] == "SendApp" and len(label) == 3:  # flat: ("SendApp", ci, m)
+        return step("SendApp", c=params.chans[label[1]], m=label[2])
+    if label[0] == "ReceiveApp" and len(label) == 4:  # flat: ("ReceiveApp", ci, i, v)
+        return step("ReceiveApp", c=params.chans[label[1]], i=label[2])
+    if label[0] == "ReceiveRedLetter" and len(label) == 4:  # flat: (..., ci, k, i)
+        return step("ReceiveRedLetter", c=params.chans[label[1]], i=label[3])
     if label[0] == "SendApp":
         return step("SendApp", c=params.chans[label[1]], m=_int(model, st.m))
     if label[0] in ("ReceiveApp", "ReceiveRedLetter"):
@@ -564,4 +570,133 @@ def encode_concrete(params: SymParams, s: SymState, c: CState) -> Expr:
             cs.append(s["rl", ki, ci] == len(stream))
             for j in range(params.record_capacity):
                 cs.append(s["rv", ki, ci, j] == (stream[j] if j < len(stream) else 0))
+    return z3.And(cs)
+
+
+# --------------------------------------------------------------------------- flat transitions
+
+
+def flat_labels(params: SymParams) -> list[Label]:
+    """Every fully concrete disjunct of Next: the action with *all* its parameters.
+
+    ``("SendApp", ci, m)``, ``("ReceiveApp", ci, i, v)`` (the application message of
+    value v at 1-based position i), ``("ReceiveRedLetter", ci, k, i)``,
+    ``("StartSnapshot", pi, k)``.  Positions range over 1..capacity for the non-FIFO
+    variant, else only 1.  Fixing the message and the position in the label turns
+    every read into a comparison with a constant and every write into a constant or
+    an offset, which the solver handles far better than symbolic ``m``/``pos``.
+    """
+    positions = range(1, params.capacity + 1) if params.mutant is Mutant.NON_FIFO else (1,)
+    total = params.total
+    out: list[Label] = []
+    for ci in range(len(params.chans)):
+        out += [("SendApp", ci, m) for m in range(1, total + 1)]
+        out += [("ReceiveApp", ci, i, v) for i in positions for v in range(1, total + 1)]
+        out += [("ReceiveRedLetter", ci, k, i) for k in params.snaps for i in positions]
+    for pi, p in enumerate(params.procs):
+        out += [
+            ("StartSnapshot", pi, k)
+            for ki, k in enumerate(params.snaps)
+            if p in params.starters[ki]
+        ]
+    return out
+
+
+def fresh_flat_step(params: SymParams, tag: str) -> SymStep:
+    """A step of the flat encoding: one selector per :func:`flat_labels` entry; ``m``
+    and ``pos`` are the (derived) message and position of the chosen label."""
+    sels = {
+        label: z3.Bool("f_" + "_".join(str(x) for x in label) + "@" + tag)
+        for label in flat_labels(params)
+    }
+    m: Expr = lit(0)
+    pos: Expr = lit(0)
+    for label, sel in sels.items():
+        if label[0] == "SendApp":
+            m = z3.If(sel, lit(label[2]), m)
+        elif label[0] == "ReceiveApp":
+            m = z3.If(sel, lit(label[3]), m)
+            pos = z3.If(sel, lit(label[2]), pos)
+        elif label[0] == "ReceiveRedLetter":
+            pos = z3.If(sel, lit(label[3]), pos)
+    return SymStep(sels, m, pos)
+
+
+def flat_disjuncts(params: SymParams, cur: SymState, st: SymStep) -> list[Disjunct]:
+    """The disjuncts of :func:`flat_labels`, each with constant parameters."""
+    out: list[Disjunct] = []
+
+    def add(label: Label, e: _Effects) -> None:
+        out.append(Disjunct(label, st.sels[label], z3.And(e.guard), dict(e.upd)))
+
+    for label in flat_labels(params):
+        e = _Effects(cur)
+        if label[0] == "SendApp":
+            ci, m = label[1], label[2]
+            ps = params.proc_index(params.chans[ci][0])
+            e.guard.append(cur["tok", ps] >= m)
+            e.set(("tok", ps), cur["tok", ps] - m)
+            _append(params, e, ci, lit(m), None)
+        elif label[0] == "ReceiveApp":
+            ci, i, v = label[1], label[2], label[3]
+            pd = params.proc_index(params.chans[ci][1])
+            e.guard += [cur["len", ci] >= i, cur["msg", ci, i - 1] == v]
+            e.set(("tok", pd), cur["tok", pd] + v)
+            _remove_at(params, e, ci, i - 1)
+            for ki in range(len(params.snaps)):
+                rec = _recording(params, cur, ki, pd, ci)
+                if z3.is_false(rec):
+                    continue
+                n = cur["rl", ki, ci]
+                e.guard.append(z3.Implies(rec, n < params.record_capacity))
+                for j in range(params.record_capacity):
+                    e.set(("rv", ki, ci, j), z3.If(n == j, lit(v), cur["rv", ki, ci, j]), rec)
+                e.set(("rl", ki, ci), n + 1, rec)
+        elif label[0] == "ReceiveRedLetter":
+            ci, k, i = label[1], label[2], label[3]
+            ki = params.snap_index(k)
+            pd = params.proc_index(params.chans[ci][1])
+            e.guard += [cur["len", ci] >= i, cur["msg", ci, i - 1] == -k]
+            _remove_at(params, e, ci, i - 1)
+            for kj in range(len(params.snaps)):
+                if kj == ki:
+                    e.set(("rb", kj, ci), z3.BoolVal(True))
+                elif params.mutant is Mutant.MIXED_SNAPSHOTS:
+                    e.set(("rb", kj, ci), z3.Or(cur["rb", kj, ci], cur["red", kj, pd]))
+            _turn_red(params, e, pd, ki, z3.Not(cur["red", ki, pd]))
+        else:
+            pi, k = label[1], label[2]
+            ki = params.snap_index(k)
+            e.guard.append(z3.Not(cur["red", ki, pi]))
+            if params.sequential:
+                e.guard += [complete(params, cur, kj) for kj, j in enumerate(params.snaps) if j < k]
+            _turn_red(params, e, pi, ki, None)
+        add(label, e)
+    return out
+
+
+def flat_transition(params: SymParams, cur: SymState, st: SymStep, nxt: SymState) -> Expr:
+    """Next over :func:`flat_disjuncts`: exactly one fully concrete disjunct is taken.
+
+    Each selector implies its guard and the new value of every variable it changes;
+    every variable no selected disjunct changes keeps its value (explanatory frame
+    axioms: one clause per variable, keyed on the selectors that may change it).
+    """
+    ds = flat_disjuncts(params, cur, st)
+    sels = [d.sel for d in ds]
+    cs: list[Expr] = [z3.Or(sels), z3.AtMost(*sels, 1)]
+    changers: dict[Key, list[Expr]] = {}
+    for d in ds:
+        effects = [d.guard]
+        for key, value in d.upd.items():
+            if value.eq(cur[key]):
+                continue
+            effects.append(nxt[key] == value)
+            changers.setdefault(key, []).append(d.sel)
+        cs.append(z3.Implies(d.sel, z3.And(effects)))
+    for key, _ in state_keys(params):
+        if key in changers:
+            cs.append(z3.Or(*changers[key], nxt[key] == cur[key]))
+        else:
+            cs.append(nxt[key] == cur[key])
     return z3.And(cs)
