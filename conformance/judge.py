@@ -40,7 +40,7 @@ from conformance.net import Observation, Topology, show_channel
 from conformance.node import NodeFactory, NodeHost
 from conformance.process import Limits, NodeError, NodeTimeout
 from conformance.traces import Step, Trace, make_step, model_of
-from python_model.actions import ActionDisabled, step
+from python_model.actions import ActionDisabled, step, successors
 from python_model.config import ModelConfig
 from python_model.state import Local, State
 from redletter.errors import Exit, InputError
@@ -236,10 +236,17 @@ class JudgeResult:
 
 def drain_steps(cfg: ModelConfig, s: State, *, limit: int = 10_000) -> list[Step]:
     """Deliver every message in flight, in buffer order, FIFO, while the application
-    can receive it: the steps, from ``s``.  Stops when nothing deliverable is left."""
+    can receive it: the steps, from ``s``.
+
+    For a scripted application (a model whose specification is ``ProgressSpec``:
+    "a machine that can act does not stop for ever"), when no message can be
+    received the first enabled application action is taken instead, so a red
+    letter queued behind a message the script receives later is freed.  Stops
+    when nothing is left to do.
+    """
     out: list[Step] = []
-    progress = True
-    while progress and len(out) < limit:
+    scripted = cfg.specification == "ProgressSpec"
+    while len(out) < limit:
         progress = False
         for ci, c in enumerate(cfg.chans):
             if not s.buf[ci]:
@@ -252,6 +259,24 @@ def drain_steps(cfg: ModelConfig, s: State, *, limit: int = 10_000) -> list[Step
                 continue
             out.append(st)
             progress = True
+        if progress:
+            continue
+        if not scripted:
+            break
+        app = next(
+            (
+                (name, params, t)
+                for name, params, t in successors(cfg, s)
+                if name in ("InternalEvent", "SendApp")
+            ),
+            None,
+        )
+        if app is None:
+            break
+        name, params, s = app
+        out.append(
+            make_step(name, {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()})
+        )
     return out
 
 
@@ -683,11 +708,15 @@ def judge_trace(
                 if final.s0[ki] is not None and final.sf[ki] is None
             ]
             if stuck:
+                why = (
+                    "the application cannot receive every message still in flight"
+                    if drain
+                    else "the schedule ends before its last red letter is received (no drain)"
+                )
                 return result(
                     "unknown",
                     reason=(
-                        f"snapshot {', '.join(map(str, stuck))} never completed: the "
-                        "application cannot receive every message still in flight, so "
+                        f"snapshot {', '.join(map(str, stuck))} never completed: {why}, so "
                         "liveness cannot be judged on this trace (every step agreed with "
                         "the model)"
                     ),

@@ -198,12 +198,10 @@ def test_hanging_node_is_unknown(tmp_path: Path) -> None:
     )
 
 
-def test_history_trace_that_cannot_drain_is_unknown() -> None:
-    cfg = load_model("MCSeed", SPEC)
-    assert cfg.app_module == "HistoryApp"
+def _stuck_seed_trace() -> Trace:
     # P1 does A, B (send to P2), starts the snapshot: its red letter to P2 sits behind
     # B's message, which P2 cannot receive before its own event F.
-    t = Trace(
+    return Trace(
         "stuck",
         "MCSeed",
         "hand-made",
@@ -214,11 +212,28 @@ def test_history_trace_that_cannot_drain_is_unknown() -> None:
         ),
         *model_source("MCSeed", SPEC),
     )
-    r = judge_trace(t, InProcessNode(ReferenceNode))
+
+
+def test_scripted_app_drains_by_running_its_scripts() -> None:
+    cfg = load_model("MCSeed", SPEC)
+    assert (cfg.app_module, cfg.specification) == ("HistoryApp", "ProgressSpec")
+    r = judge_trace(_stuck_seed_trace(), InProcessNode(ReferenceNode))
+    assert r.verdict == "pass"
+    drained = r.executed[len(r.executed) - r.drained :]
+    # ProgressSpec: P2 performs F before it can receive B's message and the red letter.
+    f = drained.index(make_step("InternalEvent", {"p": "P2", "e": 1}))
+    g = drained.index(make_step("ReceiveApp", {"c": ["P1", "P2"], "i": 1}))
+    red = drained.index(make_step("ReceiveRedLetter", {"c": ["P1", "P2"], "i": 1}))
+    assert f < g < red
+
+
+def test_snapshot_left_running_without_drain_is_unknown() -> None:
+    r = judge_trace(_stuck_seed_trace(), InProcessNode(ReferenceNode), drain=False)
     assert r.verdict == "unknown"
     assert r.reason == (
-        "snapshot 1 never completed: the application cannot receive every message still in "
-        "flight, so liveness cannot be judged on this trace (every step agreed with the model)"
+        "snapshot 1 never completed: the schedule ends before its last red letter is received "
+        "(no drain), so liveness cannot be judged on this trace (every step agreed with the "
+        "model)"
     )
 
 

@@ -51,6 +51,7 @@ def test_walks_really_have_six_machines_and_three_snapshots() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # MCDiffusing and MCSeed have thousands of edge tours
 @pytest.mark.parametrize("model", PASSING)
 def test_python_reference_passes_every_trace_of_every_default_model(model: str) -> None:
     traces = generate(model, SPEC, walks=0, seed=1)
