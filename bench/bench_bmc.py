@@ -1,4 +1,4 @@
-"""Seconds per depth of :func:`python_model.symbolic.bmc`, flat vs legacy encoding.
+"""Seconds per depth of :func:`redletter.python_model.symbolic.bmc`, flat vs legacy encoding.
 
     python bench/bench_bmc.py [--depth 10] [--encodings flat,legacy] [--models ring4-1,...]
                               [--mutants] [--timeout 300]
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from python_model.symbolic import Mutant, SymParams, bmc, complete_graph, exact_capacity
+from redletter.python_model.symbolic import Mutant, SymParams, bmc, complete_graph, exact_capacity
 
 
 def model(name: str, depth: int, mutant: Mutant = Mutant.CORRECT) -> SymParams:

@@ -22,16 +22,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from python_model.config import load_model
-from python_model.crosscheck import (
+from redletter.manifest import load_manifest
+from redletter.python_model.config import load_model
+from redletter.python_model.crosscheck import (
     LabelReader,
     compare_graphs,
     dump_args,
     format_result,
     read_tlc_graph,
 )
-from python_model.explore import ExploreResult, explore
-from redletter.manifest import load_manifest
+from redletter.python_model.explore import ExploreResult, explore
 from redletter.tlc import TlcResult, run_tlc
 from redletter.toolchain import require_tlc_jar
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from python_model.dot import DotNode, iter_dot, load_dot
+from redletter.python_model.dot import DotNode, iter_dot, load_dot
 
 log = logging.getLogger("bench_dot")
 

@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from python_model.config import load_model
-from python_model.explore import explore
+from redletter.python_model.config import load_model
+from redletter.python_model.explore import explore
 from redletter.tlc import run_tlc
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
     python bench/bench_harness.py [--steps 20000] [--nodes 3] [--seed 1] [--go PATH]
 
 Drives the reference node along a seeded random walk of the token app (three
-concurrent snapshots) through the same :class:`~conformance.driver.Driver`:
+concurrent snapshots) through the same :class:`~redletter.conformance.driver.Driver`:
 in-process (node objects called directly, target >= 10,000 steps/s), and over
 the subprocess protocol, one process per node and one process hosting all
 nodes (target >= 2,000 steps/s); with ``--go``, the Go reference node too.
@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.apps import TokenRules, random_walk
-from conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
-from conformance.net import Topology
-from conformance.node import NodeHost
-from conformance.nodes.reference import ReferenceNode
+from redletter.conformance.apps import TokenRules, random_walk
+from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
+from redletter.conformance.net import Topology
+from redletter.conformance.node import NodeHost
+from redletter.conformance.nodes.reference import ReferenceNode
 
 log = logging.getLogger("bench_harness")
 
@@ -52,7 +52,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     names = [f"p{i + 1}" for i in range(args.nodes)]
-    py = [sys.executable, "-m", "conformance.nodes.reference"]
+    py = [sys.executable, "-m", "redletter.conformance.nodes.reference"]
     log.info("seed %d, %d nodes, complete topology, token app", args.seed, args.nodes)
     with tempfile.TemporaryDirectory(prefix="bench-harness-") as tmp:
         logs = Path(tmp)

@@ -82,30 +82,30 @@ def _one(argv: list[str]) -> None:
     t0 = time.perf_counter()
     if what in ("campaign-local", "explore-local"):
         if what == "campaign-local":
-            from pipeline.campaign import discover_traces
-            from pipeline.runners import reference_runner
+            from redletter.pipeline.campaign import discover_traces
+            from redletter.pipeline.runners import reference_runner
 
             refs = discover_traces(graph)
             verdicts = [reference_runner(r.path)["verdict"] for r in refs]
             assert set(verdicts) == {"pass"}
             n = len(refs)
         else:
-            from python_model.config import load_model
-            from python_model.explore import explore
+            from redletter.python_model.config import load_model
+            from redletter.python_model.explore import explore
 
             n = explore(load_model(model, ROOT / "spec")).distinct
         print(json.dumps({"startup": 0.0, "seconds": time.perf_counter() - t0, "states": n}))
         return
     if what in ("campaign-spark", "explore-spark"):
-        from pipeline.session import SparkConfig, get_session
+        from redletter.pipeline.session import SparkConfig, get_session
 
         spark = get_session(SparkConfig(master=master, driver_memory=memory))
         t1 = time.perf_counter()
         if what == "campaign-spark":
             import shutil
 
-            from pipeline.campaign import discover_traces, run_campaign
-            from pipeline.runners import reference_runner
+            from redletter.pipeline.campaign import discover_traces, run_campaign
+            from redletter.pipeline.runners import reference_runner
 
             res = Path(argv[5])
             shutil.rmtree(res, ignore_errors=True)
@@ -113,29 +113,29 @@ def _one(argv: list[str]) -> None:
             assert summary.verdicts == (("pass", summary.traces),)
             n = summary.traces
         else:
-            from pipeline.explore import explore_spark
-            from python_model.config import load_model
+            from redletter.pipeline.explore import explore_spark
+            from redletter.python_model.config import load_model
 
             n = explore_spark(spark, load_model(model, ROOT / "spec"), argv[5]).distinct
         out = {"startup": t1 - t0, "seconds": time.perf_counter() - t1, "states": n}
         print(json.dumps(out))
         return
     if what == "local":
-        from pipeline.crosscheck import crosscheck_local
+        from redletter.pipeline.crosscheck import crosscheck_local
 
         report = crosscheck_local(graph, graph, model)
         out = {"startup": 0.0, "seconds": time.perf_counter() - t0}
     else:
-        from pipeline.session import SparkConfig, get_session
+        from redletter.pipeline.session import SparkConfig, get_session
 
         spark = get_session(SparkConfig(master=master, driver_memory=memory))
         t1 = time.perf_counter()
         if what == "spark":
-            from pipeline.crosscheck import crosscheck
+            from redletter.pipeline.crosscheck import crosscheck
 
             report = crosscheck(spark, graph, graph, model)
         else:  # ingest: argv[5] is the DOT file
-            from pipeline.ingest import ingest_dot
+            from redletter.pipeline.ingest import ingest_dot
 
             info = ingest_dot(spark, argv[5], model, graph)
             out = {"startup": t1 - t0, "seconds": time.perf_counter() - t1, "states": info.states}
@@ -174,7 +174,7 @@ def main() -> None:
                 (f"crosscheck spark {master}", _measure(["spark", graph, a.model, master, "2g"]))
             )
     if a.campaign:
-        from conformance.traces import generate, write_traces
+        from redletter.conformance.traces import generate, write_traces
 
         tdir = work / "traces"
         write_traces(tdir, generate("MCToken2", ROOT / "spec", goals=False)[: a.campaign])

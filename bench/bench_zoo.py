@@ -18,10 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance.nodes.mutants import MUTANTS  # noqa: E402
-from conformance.nodes.reference import ReferenceNode  # noqa: E402
-from conformance.validate import drive_and_log, dump_log, model_walk, parse_log, validate  # noqa: E402
-from python_model.config import load_model  # noqa: E402
+from redletter.conformance.nodes.mutants import MUTANTS  # noqa: E402
+from redletter.conformance.nodes.reference import ReferenceNode  # noqa: E402
+from redletter.conformance.validate import drive_and_log, dump_log, model_walk, parse_log, validate  # noqa: E402
+from redletter.python_model.config import load_model  # noqa: E402
 
 MODELS = ("MCToken2", "MCTokenComplete3", "MCConcurrent")
 

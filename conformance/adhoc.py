@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from conformance.cos418 import (
+from redletter.conformance.cos418 import (
     RecordedMessage,
     Scenario,
     Send,

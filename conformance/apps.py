@@ -6,7 +6,7 @@ DiffusingApp.tla and HistoryApp.tla over the JSON encoding of their local
 states: token: an int; diffusing: ``{"active": bool, "sent": int, "recvd": int}``;
 history: the list of the names of the events performed.
 
-:func:`random_walk` drives a :class:`~conformance.driver.Driver` along a seeded
+:func:`random_walk` drives a :class:`~redletter.conformance.driver.Driver` along a seeded
 random schedule of enabled steps (for smoke runs and benchmarks; the judges
 take their schedules from the model).
 """
@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from conformance.protocol import AppMsg, JsonValue
+from redletter.conformance.protocol import AppMsg, JsonValue
 
 if TYPE_CHECKING:
-    from conformance.driver import Driver
-    from conformance.net import Observation
+    from redletter.conformance.driver import Driver
+    from redletter.conformance.net import Observation
 
 
 class AppRules(Protocol):

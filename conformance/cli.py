@@ -11,26 +11,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from conformance.judge import CommandNode, JudgeResult, judge_trace
-from conformance.report import RunFolder, new_run_folder, print_summary, write_report
-from conformance.shrink import ShrinkResult, shrink
-from conformance.traces import (
+from redletter import ui
+from redletter.conformance.judge import CommandNode, JudgeResult, judge_trace
+from redletter.conformance.report import (
+    RunFolder,
+    new_run_folder,
+    replay_command,
+    show_step,
+    write_report,
+)
+from redletter.conformance.shrink import ShrinkResult, shrink
+from redletter.conformance.traces import (
     Trace,
     coverage,
     generate,
     read_trace,
     write_traces,
 )
-from conformance.validate import validate_files
-from python_model.config import load_model
-from redletter import ui
-from redletter.check import Project, find_project
+from redletter.conformance.validate import validate_files
 from redletter.errors import Exit, InputError
+from redletter.project import Project, find_project
+from redletter.python_model.config import load_model
 
 conform_app = typer.Typer(
     name="conform",
@@ -196,3 +203,40 @@ def validate_cmd(
     for line in result.explain().splitlines():
         ui.info(line)
     return int(Exit.OK if result.verdict == "pass" else Exit.FAIL)
+
+
+def print_summary(
+    results: Sequence[JudgeResult],
+    folder: RunFolder | None,
+    *,
+    node_cmd: str,
+    hosted: bool = False,
+    shrunk: ShrinkResult | None = None,
+) -> None:
+    """Print the verdict, the explanation, the shrunk schedule and the replay command."""
+    from rich.table import Table
+
+    fails = [r for r in results if r.verdict == "fail"]
+    unknown = [r for r in results if r.verdict == "unknown"]
+    verdict = "fail" if fails else "unknown" if unknown else "pass"
+    colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[verdict]
+    ui.console.print(
+        f"[bold {colour}]{verdict.upper()}[/]: {len(results)} traces judged, "
+        f"{len(results) - len(fails) - len(unknown)} passed, {len(fails)} failed, "
+        f"{len(unknown)} unknown"
+    )
+    firsts = fails or unknown
+    shown = shrunk.result if shrunk is not None else (firsts[0] if firsts else None)
+    if shown is not None and shown.verdict != "pass":
+        ui.info(f"trace {shown.trace.name}: {shown.explanation()}")
+    if shrunk is not None:
+        table = Table(title=f"shrunk schedule ({len(shrunk.trace.steps)} steps)")
+        table.add_column("#", justify="right")
+        table.add_column("step")
+        for i, (a, ps) in enumerate(shrunk.trace.steps, start=1):
+            table.add_row(str(i), show_step(a, ps))
+        ui.console.print(table)
+    if folder is not None:
+        ui.info(f"report: {folder.path / 'report.html'}")
+    if shrunk is not None and folder is not None:
+        ui.info("replay: " + replay_command(folder.shrunk, node_cmd, hosted=hosted))

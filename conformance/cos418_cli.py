@@ -9,7 +9,7 @@ Register in :mod:`redletter.cli` with ``app.add_typer(cos418_app, name="cos418")
   (unknown: the search budget ran out).
 - ``redletter cos418 generate --seed S --servers N --events M --out DIR``: write
   ``seed<S>.top``, ``seed<S>.events`` and the snapshots the original simulator's
-  schedule gives, ``seed<S>.snap<k>`` (via :func:`conformance.cos418.simulate`).
+  schedule gives, ``seed<S>.snap<k>`` (via :func:`redletter.conformance.cos418.simulate`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Annotated
 
 import typer
 
-from conformance.cos418 import (
+from redletter import ui
+from redletter.conformance.cos418 import (
     Step,
     format_snap,
     generate_scenario,
@@ -32,8 +33,7 @@ from conformance.cos418 import (
     write_snap,
     write_topology,
 )
-from conformance.outcome import DEFAULT_BUDGET, judge_outcome
-from redletter import ui
+from redletter.conformance.outcome import DEFAULT_BUDGET, judge_outcome
 from redletter.errors import Exit, InputError
 
 __all__ = ["cos418_app", "format_steps", "generate_cmd", "judge_cmd"]

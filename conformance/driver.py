@@ -3,8 +3,8 @@
 A :class:`Driver` tells a node to perform an app action (with the new local
 state the harness computed), delivers the head of a channel of its choosing,
 asks a node to start snapshot k, and collects the replies; the network
-(:class:`~conformance.net.Network`) lives here, in the harness.  Every step
-returns an :class:`~conformance.net.Observation`, the seam the judges compare
+(:class:`~redletter.conformance.net.Network`) lives here, in the harness.  Every step
+returns an :class:`~redletter.conformance.net.Observation`, the seam the judges compare
 with the model.
 
 Nodes are reached through a :class:`Transport`:
@@ -13,7 +13,7 @@ Nodes are reached through a :class:`Transport`:
   request and reply dataclasses, no JSON, no process): for benchmarks and for
   developing a node;
 - :class:`ProcessTransport` talks the line protocol to child processes
-  (:class:`~conformance.process.NodeProcess`), one per node
+  (:class:`~redletter.conformance.process.NodeProcess`), one per node
   (:meth:`ProcessTransport.per_node`) or one hosting every node
   (:meth:`ProcessTransport.hosted`).
 """
@@ -25,8 +25,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol, TypeVar
 
-from conformance import protocol as p
-from conformance.net import (
+from redletter.conformance import protocol as p
+from redletter.conformance.net import (
     ChannelViolation,
     Network,
     Observation,
@@ -34,8 +34,8 @@ from conformance.net import (
     receive_action,
     show_channel,
 )
-from conformance.node import NodeHost
-from conformance.process import (
+from redletter.conformance.node import NodeHost
+from redletter.conformance.process import (
     Limits,
     NodeError,
     NodeErrorReply,

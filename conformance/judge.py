@@ -1,9 +1,9 @@
 """The drive judge: replay a trace through the driver and compare every step with
 the reference model.
 
-For every step of the trace the model takes the step (``python_model.actions.step``)
+For every step of the trace the model takes the step (``redletter.python_model.actions.step``)
 and the judge derives from the successor state ``s -> s'`` everything the node
-must show (the seam is :class:`~conformance.net.Observation`):
+must show (the seam is :class:`~redletter.conformance.net.Observation`):
 
 - what goes on the wire: per channel, the messages appended to ``buf`` (the app
   message of a SendApp, the red letters of a machine turning red), in order;
@@ -34,16 +34,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, TypeAlias, cast
 
-from conformance import protocol as p
-from conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
-from conformance.net import Observation, Topology, show_channel
-from conformance.node import NodeFactory, NodeHost
-from conformance.process import Limits, NodeError, NodeTimeout
-from conformance.traces import Step, Trace, make_step, model_of
-from python_model.actions import ActionDisabled, step, successors
-from python_model.config import ModelConfig
-from python_model.state import Local, State
+from redletter.conformance import protocol as p
+from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
+from redletter.conformance.net import Observation, Topology, show_channel
+from redletter.conformance.node import NodeFactory, NodeHost
+from redletter.conformance.process import Limits, NodeError, NodeTimeout
+from redletter.conformance.traces import Step, Trace, make_step, model_of
 from redletter.errors import Exit, InputError
+from redletter.python_model.actions import ActionDisabled, step, successors
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.state import Local, State
 
 __all__ = [
     "APP_NAMES",
@@ -729,6 +729,6 @@ def judge_trace(
 
 
 def _initial_of(cfg: ModelConfig) -> State:
-    from conformance.traces import replay_states
+    from redletter.conformance.traces import replay_states
 
     return replay_states(cfg, ())[0]

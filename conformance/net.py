@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from conformance.protocol import (
+from redletter.conformance.protocol import (
     AppMsg,
     Channel,
     CloseChannel,

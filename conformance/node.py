@@ -27,8 +27,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import IO
 
-from conformance import protocol as p
-from conformance.protocol import JsonValue
+from redletter.conformance import protocol as p
+from redletter.conformance.protocol import JsonValue
 from redletter.errors import InputError
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from conformance.cos418 import Link, Scenario, Send, Snap, Step, Topology, check_scenario
+from redletter.conformance.cos418 import Link, Scenario, Send, Snap, Step, Topology, check_scenario
 from redletter.errors import InputError
 
 __all__ = ["DEFAULT_BUDGET", "Field", "Judgement", "judge_outcome", "replay_snapshots"]

@@ -46,7 +46,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-from conformance.protocol import Envelope, Request, decode, encode
+from redletter.conformance.protocol import Envelope, Request, decode, encode
 from redletter.errors import Exit, InputError, RedletterError
 
 TAIL_WIDTH: Final = 200  #: characters of one quoted stdout/stderr line

@@ -1,10 +1,10 @@
 """pytest plugin: one test per generated trace, judged against a node command.
 
-    pytest -p conformance.pytest_plugin --redletter-node "python -m mynode" \
+    pytest -p redletter.conformance.pytest_plugin --redletter-node "python -m mynode" \
         [--redletter-model MCToken2 ...] [--redletter-walks N --redletter-seed S] \
         [--redletter-hosted] [--redletter-limit N] [--junitxml report.xml]
 
-(installed, the ``pytest11`` entry point ``redletter = conformance.pytest_plugin``
+(installed, the ``pytest11`` entry point ``redletter = redletter.conformance.pytest_plugin``
 loads it without ``-p``).  Each test's failure message is the divergence in
 words followed by the one command that replays the failing trace, which is
 written to ``--redletter-out`` (default ``store/pytest``).  JUnit XML comes from
@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.judge import CommandNode, judge_trace
-from conformance.process import Limits
-from conformance.report import replay_command
-from conformance.traces import Trace, generate, write_trace
-from redletter.check import find_project
+from redletter.conformance.judge import CommandNode, judge_trace
+from redletter.conformance.process import Limits
+from redletter.conformance.report import replay_command
+from redletter.conformance.traces import Trace, generate, write_trace
 from redletter.errors import InputError
+from redletter.project import find_project
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

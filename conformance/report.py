@@ -11,8 +11,8 @@ Every run writes to its own folder ``store/<timestamp>-<name>/`` (git-ignored):
 - ``report.html``: the verdict, the divergence in words, the shrunk schedule as a
   table, the diagram inline, and the replay command.
 
-:func:`print_summary` prints the verdict, the explanation, the shrunk schedule and
-ONE command that replays it (the CLI is the only caller).
+The command line prints the summary (verdict, explanation, shrunk schedule and
+ONE command that replays it) from these results.
 """
 
 from __future__ import annotations
@@ -25,18 +25,17 @@ from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 
-from conformance import protocol as p
-from conformance.judge import JudgeResult
-from conformance.net import Observation
-from conformance.shrink import ShrinkResult
-from conformance.traces import Step, write_trace
-from python_model.diagram import Event, layout, render_svg
+from redletter.conformance import protocol as p
+from redletter.conformance.judge import JudgeResult
+from redletter.conformance.net import Observation
+from redletter.conformance.shrink import ShrinkResult
+from redletter.conformance.traces import Step, write_trace
+from redletter.render.diagram import Event, layout, render_svg
 
 __all__ = [
     "RunFolder",
     "diagram_events",
     "new_run_folder",
-    "print_summary",
     "replay_command",
     "show_step",
     "write_report",
@@ -241,42 +240,3 @@ def write_report(
     (folder.path / "report.html").write_text("\n".join(html), encoding="utf-8")
     out["html"] = folder.path / "report.html"
     return out
-
-
-def print_summary(
-    results: Sequence[JudgeResult],
-    folder: RunFolder | None,
-    *,
-    node_cmd: str,
-    hosted: bool = False,
-    shrunk: ShrinkResult | None = None,
-) -> None:
-    """Print the verdict, the explanation, the shrunk schedule and the replay command."""
-    from rich.table import Table
-
-    from redletter import ui
-
-    fails = [r for r in results if r.verdict == "fail"]
-    unknown = [r for r in results if r.verdict == "unknown"]
-    verdict = "fail" if fails else "unknown" if unknown else "pass"
-    colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[verdict]
-    ui.console.print(
-        f"[bold {colour}]{verdict.upper()}[/]: {len(results)} traces judged, "
-        f"{len(results) - len(fails) - len(unknown)} passed, {len(fails)} failed, "
-        f"{len(unknown)} unknown"
-    )
-    firsts = fails or unknown
-    shown = shrunk.result if shrunk is not None else (firsts[0] if firsts else None)
-    if shown is not None and shown.verdict != "pass":
-        ui.info(f"trace {shown.trace.name}: {shown.explanation()}")
-    if shrunk is not None:
-        table = Table(title=f"shrunk schedule ({len(shrunk.trace.steps)} steps)")
-        table.add_column("#", justify="right")
-        table.add_column("step")
-        for i, (a, ps) in enumerate(shrunk.trace.steps, start=1):
-            table.add_row(str(i), show_step(a, ps))
-        ui.console.print(table)
-    if folder is not None:
-        ui.info(f"report: {folder.path / 'report.html'}")
-    if shrunk is not None and folder is not None:
-        ui.info("replay: " + replay_command(folder.shrunk, node_cmd, hosted=hosted))

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from conformance.judge import JudgeResult, NodeSpec, judge_trace
-from conformance.traces import Step, Trace, model_of
-from python_model.actions import ActionDisabled, step
-from python_model.config import ModelConfig
+from redletter.conformance.judge import JudgeResult, NodeSpec, judge_trace
+from redletter.conformance.traces import Step, Trace, model_of
+from redletter.python_model.actions import ActionDisabled, step
+from redletter.python_model.config import ModelConfig
 
 __all__ = ["ShrinkResult", "failure_key", "normalise", "shrink"]
 
@@ -43,7 +43,7 @@ def failure_key(r: JudgeResult) -> str | None:
 
 def normalise(cfg: ModelConfig, steps: Sequence[Step]) -> tuple[Step, ...]:
     """The steps the model accepts, in order, each from the state the kept ones reach."""
-    from conformance.traces import replay_states
+    from redletter.conformance.traces import replay_states
 
     s = replay_states(cfg, ())[0]
     kept: list[Step] = []

@@ -16,7 +16,7 @@ Three generators:
 - :func:`random_walks`: seeded random walks on random strongly connected token
   topologies larger than TLC can exhaust (:func:`random_token_model`);
 - :func:`goal_traces`: z3 goals (two concurrent snapshots, a channel recording
-  two messages, two starters) solved by :mod:`python_model.symbolic`.
+  two messages, two starters) solved by :mod:`redletter.python_model.symbolic`.
 
 Files are ITF (``*.itf.json``): every state carries the model's full state and
 its ``#meta`` the ``action`` and ``params`` of the step that led to it
@@ -38,9 +38,10 @@ from typing import Any, Final, TypeAlias
 
 from frozendict import frozendict
 
-from python_model.actions import ACTION_NAMES, init_states, step, successors
-from python_model.config import ModelConfig, load_model
-from python_model.itf import (
+from redletter.errors import InputError
+from redletter.python_model.actions import ACTION_NAMES, init_states, step, successors
+from redletter.python_model.config import ModelConfig, load_model
+from redletter.python_model.itf import (
     FrozenJson,
     ItfState,
     freeze_json,
@@ -48,8 +49,7 @@ from python_model.itf import (
     trace_from_json,
     trace_to_json,
 )
-from python_model.state import State, to_tla
-from redletter.errors import InputError
+from redletter.python_model.state import State, to_tla
 
 __all__ = [
     "Coverage",
@@ -253,7 +253,7 @@ class _Graph:
 def state_graph(cfg: ModelConfig) -> _Graph:
     """The labelled state graph (one edge per distinct (src, action, dst), the first
     binding in ``Next``'s order giving its parameters), under the cfg's CONSTRAINT."""
-    from python_model.actions import app_action_bound
+    from redletter.python_model.actions import app_action_bound
 
     init = _initial(cfg)
     index: dict[State, int] = {init: 0}
@@ -444,7 +444,7 @@ def goal_traces(
     the model, or have no solution within ``max_steps``, give no trace."""
     if cfg.app_module != "TokenApp":
         return []
-    from python_model.symbolic import (
+    from redletter.python_model.symbolic import (
         goal_concurrent,
         goal_records,
         goal_two_starters,

@@ -2,7 +2,7 @@
 
 An implementation that runs its own scheduler (real sockets, threads, timers)
 cannot be driven step by step; instead it writes an NDJSON event log, and the
-kit replays that log in the model (:mod:`python_model.actions`), event by event.
+kit replays that log in the model (:mod:`redletter.python_model.actions`), event by event.
 
 The log format (NDJSON: one JSON object per line, UTF-8; blank lines skipped)::
 
@@ -48,7 +48,7 @@ snapshot, whether the one the log records is the one the algorithm must
 record for that execution, and which lemma it breaks if not.
 
 :func:`drive_and_log` produces such a log from a node run under the
-:class:`~conformance.driver.Driver` (for tests and for the mutant zoo).
+:class:`~redletter.conformance.driver.Driver` (for tests and for the mutant zoo).
 """
 
 from __future__ import annotations
@@ -61,21 +61,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias, cast
 
-from conformance import protocol as p
-from conformance.driver import Driver, InProcessTransport
-from conformance.net import Topology
-from conformance.node import NodeFactory, NodeHost
-from python_model.actions import (
+from redletter.conformance import protocol as p
+from redletter.conformance.driver import Driver, InProcessTransport
+from redletter.conformance.net import Topology
+from redletter.conformance.node import NodeFactory, NodeHost
+from redletter.errors import InputError, RedletterError
+from redletter.python_model.actions import (
     ActionDisabled,
     app_action_bound,
     init_states,
     step,
     successors,
 )
-from python_model.config import ModelConfig
-from python_model.invariants import replay
-from python_model.state import GState, Local, State
-from redletter.errors import InputError, RedletterError
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.invariants import replay
+from redletter.python_model.state import GState, Local, State
 
 __all__ = [
     "EVENTS",

@@ -32,8 +32,8 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
-from pipeline import schemas
 from redletter.errors import InputError
+from redletter.pipeline import schemas
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

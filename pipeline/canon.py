@@ -2,9 +2,9 @@ r"""Canonical encoding of states, and a fast memoised parser for TLC's DOT label
 
 :func:`canon_state` is the one encoding every engine's states are compared by:
 ``/\ var = value`` lines, variables sorted by name, values printed by
-:func:`python_model.values.print_value` (canonical order of sets, records and
+:func:`redletter.python_model.values.print_value` (canonical order of sets, records and
 function domains; one line per value).  It is valid TLA+ for
-:func:`python_model.values.parse_state`, so mismatch reports print it as is.
+:func:`redletter.python_model.values.parse_state`, so mismatch reports print it as is.
 
 :class:`LabelCanon` turns a DOT label into that encoding about an order of magnitude
 faster than :func:`parse_state` on the snapshot spec's graphs: a label is
@@ -18,9 +18,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 
-from python_model.dot import unescape_label
-from python_model.values import Value, parse_state, print_value
 from redletter.errors import InputError
+from redletter.python_model.dot import unescape_label
+from redletter.python_model.values import Value, parse_state, print_value
 
 __all__ = ["LabelCanon", "canon_state", "fp64"]
 

@@ -1,6 +1,6 @@
 """``redletter pipeline ...``: the Spark jobs as commands (typer app ``pipeline_app``).
 
-Every command of one invocation shares one Spark session (:mod:`pipeline.session`).
+Every command of one invocation shares one Spark session (:mod:`redletter.pipeline.session`).
 The same jobs run under ``spark-submit pipeline/jobs.py <job> ...``.
 """
 
@@ -43,7 +43,7 @@ MemoryOption = Annotated[
 
 
 def _spark(master: str | None, memory: str | None) -> SparkSession:
-    from pipeline.session import SparkConfig, get_session
+    from redletter.pipeline.session import SparkConfig, get_session
 
     return get_session(SparkConfig.from_env(master=master, driver_memory=memory))
 
@@ -61,8 +61,8 @@ def ingest_dot_cmd(
     driver_memory: MemoryOption = None,
 ) -> int:
     """Stream a TLC DOT dump into Parquet, then parse its labels in Spark."""
-    from pipeline.ingest import parse_raw_states, stream_dot_to_raw
-    from pipeline.report import ingest_progress, show_graph
+    from redletter.pipeline.ingest import parse_raw_states, stream_dot_to_raw
+    from redletter.pipeline.report import ingest_progress, show_graph
 
     size = file.stat().st_size if file.is_file() else None
     with ingest_progress(file) as bar:
@@ -101,15 +101,15 @@ def ingest_python_cmd(
 ) -> int:
     """Ingest the Python explorer's graph: its JSONL files, or (no DIRECTORY) explore
     --model with python_model's explorer and write the graph directly (no Spark)."""
-    from pipeline.report import show_graph
+    from redletter.pipeline.report import show_graph
 
     if not model:
         raise InputError("--model is required", code="RL-INPUT-MODEL")
     if directory is None:
-        from pipeline.ingest import write_python_graph
-        from python_model.config import load_model
-        from python_model.explore import explore
-        from python_model.state import to_tla
+        from redletter.pipeline.ingest import write_python_graph
+        from redletter.python_model.config import load_model
+        from redletter.python_model.explore import explore
+        from redletter.python_model.state import to_tla
 
         cfg = load_model(model, spec_dir)
         result = explore(dataclasses.replace(cfg, invariants=(), properties=()), graph=True)
@@ -123,7 +123,7 @@ def ingest_python_cmd(
             g.edges(),
         )
     else:
-        from pipeline.ingest import ingest_python_jsonl
+        from redletter.pipeline.ingest import ingest_python_jsonl
 
         info = ingest_python_jsonl(_spark(master, driver_memory), directory, model, out)
     show_graph(info, out)
@@ -147,8 +147,8 @@ def crosscheck_cmd(
     driver_memory: MemoryOption = None,
 ) -> int:
     """Compare two graphs exactly: states, initial states, labelled edges, counts."""
-    from pipeline.crosscheck import crosscheck, crosscheck_local
-    from pipeline.report import show_crosscheck
+    from redletter.pipeline.crosscheck import crosscheck, crosscheck_local
+    from redletter.pipeline.report import show_crosscheck
 
     man = manifest if manifest is not None and manifest.is_file() else None
     if local:
@@ -171,7 +171,10 @@ def campaign_cmd(
         str | None,
         typer.Option(
             "--runner",
-            help="module:function taking a trace path (e.g. pipeline.runners:reference_runner).",
+            help=(
+                "module:function taking a trace path"
+                " (e.g. redletter.pipeline.runners:reference_runner)."
+            ),
         ),
     ] = None,
     node: Annotated[
@@ -188,9 +191,9 @@ def campaign_cmd(
 ) -> int:
     """Run every trace without a result through the runner (or judge it against
     --node); print the summary."""
-    from pipeline.campaign import discover_traces, load_runner, run_campaign
-    from pipeline.report import show_campaign
-    from pipeline.runners import command_runner
+    from redletter.pipeline.campaign import discover_traces, load_runner, run_campaign
+    from redletter.pipeline.report import show_campaign
+    from redletter.pipeline.runners import command_runner
 
     if (runner is None) == (node is None):
         raise InputError("give exactly one of --runner and --node", code="RL-INPUT-CAMPAIGN")
@@ -230,8 +233,8 @@ def explore_cmd(
     driver_memory: MemoryOption = None,
 ) -> int:
     """Breadth-first search of the Python model on Spark; write the graph as Parquet."""
-    from pipeline.explore import LevelReport, explore_spark
-    from python_model.config import load_model
+    from redletter.pipeline.explore import LevelReport, explore_spark
+    from redletter.python_model.config import load_model
     from redletter.ui import console
 
     cfg = load_model(model, spec_dir)
@@ -298,8 +301,8 @@ def lemmas_cmd(
     driver_memory: MemoryOption = None,
 ) -> int:
     """Lemma 0 and Lemma 1 on every completed snapshot: replay and reachability."""
-    from pipeline.lemmas import check_lemmas_spark
-    from python_model.config import load_model
+    from redletter.pipeline.lemmas import check_lemmas_spark
+    from redletter.python_model.config import load_model
     from redletter.ui import console
 
     cfg = load_model(model, spec_dir)

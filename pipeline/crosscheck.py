@@ -5,7 +5,7 @@ States are compared by their canonical text (``canon``), edges by
 initial states as a set: left anti-joins both ways.  The distinct-state counts are
 compared with ``spec/manifest.json`` when the model has a row there and passes.
 For a handful of differences a shortest path from an initial state of the graph
-that has them is found (BFS by joins, :mod:`pipeline.reach`).
+that has them is found (BFS by joins, :mod:`redletter.pipeline.reach`).
 
 Two engines give the same :class:`CrosscheckReport`: :func:`crosscheck` (Spark)
 and :func:`crosscheck_local` (one Python process over the same Parquet, pyarrow
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
-from pipeline.ingest import read_graph_info
 from redletter.errors import InputError
+from redletter.pipeline.ingest import read_graph_info
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -175,7 +175,7 @@ def crosscheck(
     """
     from pyspark.sql import functions as F
 
-    from pipeline.reach import shortest_paths
+    from redletter.pipeline.reach import shortest_paths
 
     dirs = (Path(a_dir), Path(b_dir))
     _check_dirs(dirs, model)

@@ -3,15 +3,15 @@
 The frontier is a DataFrame ``(fp, enc)`` of encoded states.  Each level:
 
 1. the frontier's partitions compute every successor (``mapPartitions`` over
-   :func:`python_model.actions.fast_successors`), applying the cfg's CONSTRAINT
-   exactly as :mod:`python_model.explore` does (TLC 2.15's semantics): every
+   :func:`redletter.python_model.actions.fast_successors`), applying the cfg's CONSTRAINT
+   exactly as :mod:`redletter.python_model.explore` does (TLC 2.15's semantics): every
    generated successor counts in ``total``; one outside the constraint is not a
    distinct state, is never expanded and has no edge, but its invariants are checked
    (it is never "seen"); action properties are checked on every step;
 2. the in-constraint successors are anti-joined with the visited set: the rest,
    one row per fingerprint (the smallest parent kept), is the next frontier;
 3. the new states are decoded in partitions, their invariants checked and their
-   canonical text (:func:`pipeline.canon.canon_state`) computed; they are appended
+   canonical text (:func:`redletter.pipeline.canon.canon_state`) computed; they are appended
    to ``states/`` and the level's distinct labelled edges to ``edges/``.
 
 Every level is materialised with ``localCheckpoint()`` so the plan stays one level
@@ -25,11 +25,11 @@ value for ``None`` and strings differs between processes), about ten times short
 than the TLA+ text and an order of magnitude faster to produce than
 ``canon_state(to_tla(...))``, and it is data, never code: a decoder that only builds
 tuples cannot execute anything (pickle could, and is never used on tables).  A
-state's ``fp`` is :func:`pipeline.canon.fp64` of that text; the run checks at the
+state's ``fp`` is :func:`redletter.pipeline.canon.fp64` of that text; the run checks at the
 end that no two encodings share a fingerprint.  ``canon`` (the TLA+ text every
 engine is compared by) is computed once per distinct state, for ``states/``.
 
-The graph directory (see :mod:`pipeline.schemas`): ``states/`` (STATES), ``edges/``
+The graph directory (see :mod:`redletter.pipeline.schemas`): ``states/`` (STATES), ``edges/``
 (EDGES), ``bfs/`` (``fp``, ``depth``, ``parent``: the BFS tree, for counterexamples),
 ``enc/`` (``fp``, ``enc``), ``graph.json`` (kind ``python-spark``) and
 ``explore.json`` (distinct, total, depth).
@@ -51,15 +51,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.canon import canon_state, fp64
-from pipeline.ingest import GraphInfo, _write_info
-from pipeline.schemas import EDGES_DDL, STATES_DDL
-from python_model.actions import ACTION_NAMES, app_action_bound, fast_successors, init_states
-from python_model.config import ModelConfig
-from python_model.explore import Step, Violation
-from python_model.invariants import Checker
-from python_model.state import State, to_tla
 from redletter.errors import InputError, InternalError
+from redletter.pipeline.canon import canon_state, fp64
+from redletter.pipeline.ingest import GraphInfo, _write_info
+from redletter.pipeline.schemas import EDGES_DDL, STATES_DDL
+from redletter.python_model.actions import (
+    ACTION_NAMES,
+    app_action_bound,
+    fast_successors,
+    init_states,
+)
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.explore import Step, Violation
+from redletter.python_model.invariants import Checker
+from redletter.python_model.state import State, to_tla
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -163,7 +168,7 @@ def worker_model(ref: ModelRef) -> ModelConfig:
     """The model of ``ref``, loaded once per process."""
     cfg = _MODELS.get(ref)
     if cfg is None:
-        from python_model.config import load_model
+        from redletter.python_model.config import load_model
 
         cfg = _MODELS[ref] = load_model(ref[0], Path(ref[1]))
     return cfg
@@ -237,7 +242,7 @@ def _trace(cfg: ModelConfig, bfs: DataFrame, last: int, extra: State | None) -> 
 
     from pyspark.sql import functions as F
 
-    from python_model.explore import _trace as model_trace
+    from redletter.python_model.explore import _trace as model_trace
 
     chain: list[str] = []
     node: int | None = last

@@ -1,13 +1,13 @@
-"""Ingest state graphs into graph directories (see :mod:`pipeline.schemas`).
+"""Ingest state graphs into graph directories (see :mod:`redletter.pipeline.schemas`).
 
 Two stages, so that neither the driver nor one task holds a whole graph:
 
 1. the driver streams the source (TLC's DOT dump through
-   :func:`python_model.dot.iter_dot`, or the Python explorer's JSONL files) into
+   :func:`redletter.python_model.dot.iter_dot`, or the Python explorer's JSONL files) into
    ``DIR/raw/*.parquet`` in bounded batches (``batch_rows`` rows a row group) with
    pyarrow's ``ParquetWriter``: labels are kept raw, nothing is parsed;
 2. a Spark job reads ``raw/`` back, parses the labels in partitions (memoised by
-   :class:`pipeline.canon.LabelCanon`), and writes ``states/`` and the distinct
+   :class:`redletter.pipeline.canon.LabelCanon`), and writes ``states/`` and the distinct
    ``edges/``; it then checks that every edge's ends have a state and that no
    fingerprint has two different states.
 
@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
-from pipeline import schemas
-from pipeline.canon import LabelCanon, canon_of_printed, canon_state
-from python_model.dot import DotNode, iter_dot
-from python_model.values import Value
 from redletter.errors import InputError
+from redletter.pipeline import schemas
+from redletter.pipeline.canon import LabelCanon, canon_of_printed, canon_state
+from redletter.python_model.dot import DotNode, iter_dot
+from redletter.python_model.values import Value
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -403,9 +403,9 @@ def write_python_graph(
     """The adapter for the Python explorer: ``(id, state, initial)`` and
     ``(src id, action, dst id)`` -> a finished graph directory, without Spark.
 
-    ``state`` is any mapping of variable names to :mod:`python_model.values` values
-    (e.g. ``python_model.values.parse_state(to_tla(s))`` or the explorer's own state
-    converted by ``to_tla``); ids are the explorer's (or :func:`pipeline.canon.fp64`
+    ``state`` is any mapping of variable names to :mod:`redletter.python_model.values` values
+    (e.g. ``redletter.python_model.values.parse_state(to_tla(s))`` or the explorer's own state
+    converted by ``to_tla``); ids are the explorer's (or :func:`redletter.pipeline.canon.fp64`
     of the canonical text).  Rows are written in batches; nothing is kept, so
     ``edges`` should not repeat (``crosscheck`` takes distinct edges anyway).
     """

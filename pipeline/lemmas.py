@@ -1,4 +1,4 @@
-"""EWD 864's lemmas checked at scale, two of :mod:`python_model.lemmas`' three ways.
+"""EWD 864's lemmas checked at scale, two of :mod:`redletter.python_model.lemmas`' three ways.
 
 Over a graph directory (``pipeline explore`` writes one; any graph directory with
 ``states/`` works, TLC's too, its ``canon`` being parsed back), for every state and
@@ -6,20 +6,20 @@ every snapshot k that has completed in it (``Sf[k]`` defined):
 
 1. **replay** (in partitions): ``whiteActs[k]`` replays from S0 to the snapshot
    state S*, ``redActs[k]`` from S* to Sf
-   (:func:`python_model.lemmas.replay_verdicts`, the spec's Lemma0/Lemma1);
+   (:func:`redletter.python_model.lemmas.replay_verdicts`, the spec's Lemma0/Lemma1);
 2. **reachability** (iterative joins): S* is reachable from S0, and Sf from S*, in
    the *application's own* state graph.  That graph (global application states,
-   application actions only, :meth:`python_model.lemmas.AppGraph.successors`) is
+   application actions only, :meth:`redletter.python_model.lemmas.AppGraph.successors`) is
    built breadth-first in partitions from every S0 and S* and written as Parquet
    (``APP/states``: ``fp``, ``enc``; ``APP/edges``: ``src``, ``action``, ``dst``);
    then one breadth-first search *per origin* runs for all origins at once, as joins
    of ``(origin, node)`` frontiers with the edges, anti-joined with the
-   ``(origin, node)`` pairs visited (:func:`reachable_pairs`; :mod:`pipeline.reach`
+   ``(origin, node)`` pairs visited (:func:`reachable_pairs`; :mod:`redletter.pipeline.reach`
    searches from one set of sources, so it cannot tell origins apart).  A partial
    state (a machine without a recorded state) is no application state: only
-   itself reaches it, as in :class:`python_model.lemmas.AppGraph`.
+   itself reaches it, as in :class:`redletter.python_model.lemmas.AppGraph`.
 
-The counts are those of :func:`python_model.lemmas.check_lemmas_everywhere` for the
+The counts are those of :func:`redletter.python_model.lemmas.check_lemmas_everywhere` for the
 same ways (``pairs``: (state, completed snapshot) pairs; failures per way and lemma).
 """
 
@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.canon import fp64
-from pipeline.explore import ModelRef, decode_state, model_ref, worker_model
-from python_model.config import ModelConfig
-from python_model.invariants import snapshot
-from python_model.state import GState, State, from_tla
-from python_model.values import parse_state
 from redletter.errors import InputError
+from redletter.pipeline.canon import fp64
+from redletter.pipeline.explore import ModelRef, decode_state, model_ref, worker_model
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.invariants import snapshot
+from redletter.python_model.state import GState, State, from_tla
+from redletter.python_model.values import parse_state
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -130,7 +130,7 @@ def _pairs_job(
     ref: ModelRef, from_enc: bool
 ) -> Callable[[Iterable[Any]], Iterator[tuple[Any, ...]]]:
     def run(rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
-        from python_model.lemmas import replay_verdicts
+        from redletter.python_model.lemmas import replay_verdicts
 
         cfg = worker_model(ref)
         for row in rows:
@@ -155,8 +155,8 @@ def _pairs_job(
 
 def _app_job(ref: ModelRef) -> Callable[[Iterable[Any]], Iterator[tuple[Any, ...]]]:
     def run(rows: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
-        from python_model.lemmas import AppGraph
-        from python_model.state import ACT_KINDS
+        from redletter.python_model.lemmas import AppGraph
+        from redletter.python_model.state import ACT_KINDS
 
         graph = AppGraph(worker_model(ref))
         for fp, enc in rows:

@@ -16,9 +16,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from pipeline.campaign import CampaignSummary
-from pipeline.crosscheck import CrosscheckReport, format_report
-from pipeline.ingest import GraphInfo
+from redletter.pipeline.campaign import CampaignSummary
+from redletter.pipeline.crosscheck import CrosscheckReport, format_report
+from redletter.pipeline.ingest import GraphInfo
 from redletter.ui import console, err_console
 
 __all__ = ["ingest_progress", "show_campaign", "show_crosscheck", "show_graph"]

@@ -1,19 +1,19 @@
-"""Runners for :func:`pipeline.campaign.run_campaign`: judge one ITF trace against a node.
+"""Runners for :func:`redletter.pipeline.campaign.run_campaign`: judge one ITF trace against a node.
 
 A runner takes a trace path and returns ``verdict``, ``steps``, ``seconds``,
 ``detail`` and ``actions`` (the action names the executed schedule used); it runs
-:func:`conformance.judge.judge_trace` (drive mode: every step compared with the
+:func:`redletter.conformance.judge.judge_trace` (drive mode: every step compared with the
 reference model, then every message drained and the snapshots reported).
 
 - :func:`reference_runner`: the in-process reference node
-  (``--runner pipeline.runners:reference_runner``);
+  (``--runner redletter.pipeline.runners:reference_runner``);
 - :func:`command_runner`: a runner for a node *command* (split with
   :func:`shlex.split`, run without a shell, one process per node, or one hosted);
 - :func:`env_runner`: the command in ``$REDLETTER_NODE_CMD``
-  (``--runner pipeline.runners:env_runner``; the variable must be set where the
+  (``--runner redletter.pipeline.runners:env_runner``; the variable must be set where the
   executors run);
 - :func:`inprocess_runner`: any node factory in this process (e.g. a mutant of
-  :data:`conformance.nodes.mutants.MUTANTS`), and :func:`mutant_runner` by name.
+  :data:`redletter.conformance.nodes.mutants.MUTANTS`), and :func:`mutant_runner` by name.
 
 A trace that is not a schedule of its model is a bad input, not a verdict of the
 node: the runner raises and the campaign records an ``error`` row saying so.
@@ -28,9 +28,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance.judge import CommandNode, InProcessNode, JudgeResult, NodeSpec, judge_trace
-from conformance.node import NodeFactory
-from conformance.traces import read_trace
+from redletter.conformance.judge import (
+    CommandNode,
+    InProcessNode,
+    JudgeResult,
+    NodeSpec,
+    judge_trace,
+)
+from redletter.conformance.node import NodeFactory
+from redletter.conformance.traces import read_trace
 from redletter.errors import InputError
 
 __all__ = [
@@ -85,14 +91,14 @@ def inprocess_runner(factory: NodeFactory, label: str = "in-process") -> Runner:
 
 def reference_runner(path: str) -> Mapping[str, Any]:
     """Judge one trace against the in-process reference node (every trace passes)."""
-    from conformance.nodes.reference import ReferenceNode
+    from redletter.conformance.nodes.reference import ReferenceNode
 
     return judge_one(path, InProcessNode(ReferenceNode, "reference"))
 
 
 def mutant_runner(name: str) -> Runner:
-    """A runner for mutant ``name`` of :data:`conformance.nodes.mutants.MUTANTS`."""
-    from conformance.nodes.mutants import MUTANTS
+    """A runner for mutant ``name`` of :data:`redletter.conformance.nodes.mutants.MUTANTS`."""
+    from redletter.conformance.nodes.mutants import MUTANTS
 
     if name not in MUTANTS:
         raise InputError(

@@ -9,13 +9,13 @@ A *graph directory* (what ``ingest-dot`` and the Python-graph ingest write, and 
     DIR/graph.json  what was ingested: model, source, counts
 
 ``STATES``: ``model``; ``fp`` — the state's id in its graph: TLC's signed 64-bit
-fingerprint, or for Python states their explorer id or :func:`pipeline.canon.fp64`
-of the canonical text; ``canon`` — the canonical encoding (:func:`pipeline.canon.
+fingerprint, or for Python states their explorer id or :func:`redletter.pipeline.canon.fp64`
+of the canonical text; ``canon`` — the canonical encoding (:func:`redletter.pipeline.canon.
 canon_state`: one ``/\\ var = value`` line per variable, variables sorted by name,
-each value printed by :func:`python_model.values.print_value`, whose printer orders
+each value printed by :func:`redletter.python_model.values.print_value`, whose printer orders
 sets, records and function domains canonically), so two engines agree on a state
 exactly when their ``canon`` strings are equal, and ``canon`` is itself TLA+ that
-:func:`python_model.values.parse_state` reads; ``initial``.  With ``--var-columns``
+:func:`redletter.python_model.values.parse_state` reads; ``initial``.  With ``--var-columns``
 a ``vars`` map (variable name to printed value) is added.
 
 ``EDGES``: ``model``, ``src``, ``action`` (``null`` when the source did not name

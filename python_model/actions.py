@@ -1,10 +1,10 @@
 """The actions of ChandyLamport.tla, one pure function each, same names in snake_case.
 
 Public functions take machines by name (``"p1"``), buffers as ``(src, dst)`` pairs and
-snapshots by id, return the successor :class:`~python_model.state.State` or ``None``
+snapshots by id, return the successor :class:`~redletter.python_model.state.State` or ``None``
 when the action is disabled, and never mutate anything.  The overridable steps
 (Deliverable, Enqueue, RedLettersOut, Recording, TurnsRed) come from ``cfg.steps``
-(see :mod:`python_model.mutants`).
+(see :mod:`redletter.python_model.mutants`).
 
 :func:`successors` enumerates the bindings in the structure of the spec's ``Next``::
 
@@ -23,9 +23,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Final, TypeAlias
 
-from python_model.config import ModelConfig
-from python_model.state import ACT_INTERNAL, ACT_RECEIVE, ACT_SEND, Act, GState, Local, State
 from redletter.errors import Exit, InputError, InternalError, RedletterError
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.state import (
+    ACT_INTERNAL,
+    ACT_RECEIVE,
+    ACT_SEND,
+    Act,
+    GState,
+    Local,
+    State,
+)
 
 __all__ = [
     "ACTION_NAMES",

@@ -3,7 +3,7 @@
 Every run is a subprocess without a shell, with a timeout, whose output directory
 is a fresh temporary directory (``--out-dir`` and ``--run-dir``); counterexamples
 and examples Apalache writes as ITF (``*.itf.json``) are read back through
-:mod:`python_model.itf`.  Apalache is not obtainable from the registries this kit
+:mod:`redletter.python_model.itf`.  Apalache is not obtainable from the registries this kit
 uses; when ``apalache-mc`` is not on PATH every entry point raises
 :class:`EnvironmentMissing` (exit 3) with :data:`APALACHE_MISSING`.
 
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from python_model.itf import ItfTrace, trace_from_json
 from redletter.errors import EnvironmentMissing, InputError
+from redletter.python_model.itf import ItfTrace, trace_from_json
 from redletter.toolchain import APALACHE_HINT
 
 #: The one message the kit gives when Apalache is missing (see redletter.toolchain).

@@ -6,23 +6,34 @@ Each mirrors its module's interface operator for operator (see TokenApp.tla):
 ``after_receive`` (AfterReceive), ``may_start`` (MayStart), ``stable`` (Stable),
 ``inv`` (Inv) and ``in_local_states`` (membership in LocalStates).  Machines ``p``,
 ``q`` are indices into ``ModelConfig.procs``; ``k`` is a snapshot id; a global app
-state ``g`` is a :data:`python_model.state.GState`.
+state ``g`` is a :data:`redletter.python_model.state.GState`.
 
 Local states: TokenApp an ``int``; DiffusingApp a tuple ``(active, sent, recvd)``;
 HistoryApp a tuple of event names.
+
+Each application has two codecs for its local states, side by side: TLA+ values
+(``local_to_tla`` / ``local_from_tla``, as TLC prints them) and JSON
+(``local_to_json`` / ``local_from_json``, as the conformance protocol and the
+event logs carry them): a TokenApp state is a JSON integer, a DiffusingApp state
+``{"active": bool, "sent": int, "recvd": int}``, a HistoryApp state a list of
+event names.  The harness and every judge use these, so the rules and the
+encodings live here only.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import TypeAlias, cast
 
-from python_model.state import GState, Local
-from python_model.values import FALSE, TRUE, Bool, Record, Value
 from redletter.errors import InputError
+from redletter.python_model.state import GState, Local
+from redletter.python_model.values import FALSE, TRUE, Bool, Record, Value
 
-__all__ = ["App", "DiffusingApp", "HistoryApp", "TokenApp", "make_app"]
+__all__ = ["App", "DiffusingApp", "HistoryApp", "Json", "TokenApp", "make_app"]
+
+Json: TypeAlias = "bool | int | float | str | list[Json] | dict[str, Json] | None"
+"""A JSON value as :func:`json.loads` returns it."""
 
 _NONE: tuple[int, ...] = ()
 
@@ -58,6 +69,13 @@ class App(ABC):
     def local_to_tla(self, s: Local) -> Value: ...
     @abstractmethod
     def local_from_tla(self, v: Value) -> Local: ...
+    @abstractmethod
+    def local_to_json(self, s: Local) -> Json:
+        """The local state in the protocol's JSON encoding."""
+
+    @abstractmethod
+    def local_from_json(self, v: Json) -> Local | None:
+        """The local state a JSON value encodes, or ``None`` if it encodes none."""
 
 
 def _locals(g: GState) -> tuple[Local, ...]:
@@ -119,6 +137,12 @@ class TokenApp(App):
                 f"a TokenApp local state is an integer, not {v!r}", code="RL-INPUT-STATE"
             )
         return v
+
+    def local_to_json(self, s: Local) -> Json:
+        return cast(int, s)
+
+    def local_from_json(self, v: Json) -> Local | None:
+        return v if type(v) is int else None
 
 
 class DiffusingApp(App):
@@ -189,6 +213,17 @@ class DiffusingApp(App):
         if not (isinstance(active, Bool) and type(sent) is int and type(recvd) is int):
             raise InputError(f"not a DiffusingApp local state: {v!r}", code="RL-INPUT-STATE")
         return (active.value, sent, recvd)
+
+    def local_to_json(self, s: Local) -> Json:
+        active, sent, recvd = cast(tuple[bool, int, int], s)
+        return {"active": active, "sent": sent, "recvd": recvd}
+
+    def local_from_json(self, v: Json) -> Local | None:
+        if isinstance(v, dict) and set(v) == {"active", "sent", "recvd"}:
+            active, sent, recvd = v["active"], v["sent"], v["recvd"]
+            if isinstance(active, bool) and type(sent) is int and type(recvd) is int:
+                return (active, sent, recvd)
+        return None
 
 
 _KINDS = ("internal", "send", "receive")
@@ -281,6 +316,14 @@ class HistoryApp(App):
             raise InputError(f"not a HistoryApp local state: {v!r}", code="RL-INPUT-STATE")
         return v
 
+    def local_to_json(self, s: Local) -> Json:
+        return list(cast(tuple[str, ...], s))
+
+    def local_from_json(self, v: Json) -> Local | None:
+        if isinstance(v, list) and all(isinstance(x, str) for x in v):
+            return tuple(str(x) for x in v)
+        return None
+
 
 def make_app(
     module: str,
@@ -292,7 +335,7 @@ def make_app(
     path: str,
 ) -> App:
     """The application ``module`` with the model's constants."""
-    from python_model.config import apply_fn
+    from redletter.python_model.config import apply_fn
 
     def bad(what: str) -> InputError:
         return InputError(what, path=path, code="RL-INPUT-MODEL")

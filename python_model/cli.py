@@ -13,16 +13,16 @@ from typing import Annotated
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from python_model.actions import ACTION_NAMES
-from python_model.config import load_model
-from python_model.crosscheck import crosscheck
-from python_model.crosscheck import format_result as format_crosscheck
-from python_model.explore import ExploreProgress, ExploreResult, Graph, explore
-from python_model.state import to_tla
-from python_model.values import print_state
 from redletter import ui
-from redletter.check import Project, find_project
 from redletter.errors import Exit, InputError
+from redletter.project import Project, find_project
+from redletter.python_model.actions import ACTION_NAMES
+from redletter.python_model.config import load_model
+from redletter.python_model.crosscheck import crosscheck
+from redletter.python_model.crosscheck import format_result as format_crosscheck
+from redletter.python_model.explore import ExploreProgress, ExploreResult, Graph, explore
+from redletter.python_model.state import to_tla
+from redletter.python_model.values import print_state
 
 __all__ = [
     "crosscheck_cmd",
@@ -173,7 +173,7 @@ def lemmas_cmd(
     report a violation, 4 (internal error) when the three ways disagree.
     Register in :mod:`redletter.cli` with ``app.command("lemmas")(lemmas_cmd)``.
     """
-    from python_model.lemmas import check_lemmas_everywhere, describe_counts
+    from redletter.python_model.lemmas import check_lemmas_everywhere, describe_counts
 
     project = Project(root.resolve()) if root is not None else find_project()
     cfg = load_model(model, project.spec_dir)

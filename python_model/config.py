@@ -5,11 +5,11 @@ definitions and the application module it EXTENDS) and ``spec/<name>.cfg`` (the
 ``<-`` bindings, SPECIFICATION, CONSTRAINT, INVARIANTS, PROPERTIES) and returns a
 :class:`ModelConfig`: the constants as TLA+ values, the index structures the Python
 model works with (machines and buffers as small integers, colours as bitmasks), the
-application (:mod:`python_model.apps`) and the overridable steps (the mutants,
-:mod:`python_model.mutants`) that the cfg selects.
+application (:mod:`redletter.python_model.apps`) and the overridable steps (the mutants,
+:mod:`redletter.python_model.mutants`) that the cfg selects.
 
 The MC definitions are literals as TLC prints values, plus two TLA+ operators at the
-top level that :func:`python_model.values.parse_value` only reads inside parentheses:
+top level that :func:`redletter.python_model.values.parse_value` only reads inside parentheses:
 ``k :> v`` and ``f @@ g`` (``f`` wins on a shared key, as in TLC's ``@@``).  Those are
 split off here, so a definition may be ``1 :> {"p1"}`` or ``(1 :> {"p1"}) @@ (2 :> {"p2"})``
 and span several lines.
@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from python_model.values import Fcn, Record, Value, fcn, parse_value
 from redletter.errors import InputError
+from redletter.python_model.values import Fcn, Record, Value, fcn, parse_value
 
 if TYPE_CHECKING:
-    from python_model.apps import App
-    from python_model.mutants import Steps
+    from redletter.python_model.apps import App
+    from redletter.python_model.mutants import Steps
 
 __all__ = [
     "APP_MODULES",
@@ -377,8 +377,8 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
     unknown binding or override (naming the cfg file and line), or a definition that
     is not a literal value.
     """
-    from python_model.apps import make_app
-    from python_model.mutants import make_steps
+    from redletter.python_model.apps import make_app
+    from redletter.python_model.mutants import make_steps
 
     tla_path = spec_dir / f"{name}.tla"
     cfg_path = spec_dir / f"{name}.cfg"

@@ -1,8 +1,8 @@
 r"""The exact cross-check of the Python model against TLC's state graph.
 
 :func:`crosscheck` runs TLC with ``-dump dot,actionlabels`` into a temporary
-directory, reads the DOT dump (:func:`python_model.dot.iter_dot`), turns every state
-label into the model's :class:`~python_model.state.State`, explores the model with the
+directory, reads the DOT dump (:func:`redletter.python_model.dot.iter_dot`), turns every state
+label into the model's :class:`~redletter.python_model.state.State`, explores the model with the
 Python explorer, and compares:
 
 * the set of states, the set of initial states and the set of labelled edges
@@ -11,7 +11,7 @@ Python explorer, and compares:
   explorer's total (initial states plus every successor generated, constraint-violating
   ones included), and the number of DOT edge lines equals the number of transitions
   into constraint-satisfying states -- TLC 2.15 writes no node and no edge for a
-  successor that violates the CONSTRAINT (see :mod:`python_model.explore`);
+  successor that violates the CONSTRAINT (see :mod:`redletter.python_model.explore`);
 * the dashed self-loops TLC adds when it checks liveness (``-dump`` writes one
   ``fp -> fp [style="dashed"]`` per distinct state when the cfg has a temporal
   property, none otherwise);
@@ -23,11 +23,11 @@ report the same violated invariant, and the Python counterexample (a shortest on
 longer than TLC's.
 
 Speed: a DOT label is ``/\ var = text`` lines joined by ``\n``.  Each ``var = text``
-piece is converted once (parse, then :func:`~python_model.state.from_tla` of that one
+piece is converted once (parse, then :func:`~redletter.python_model.state.from_tla` of that one
 variable) and memoised: most pieces repeat across states.  ``from_tla`` converts each
 variable on its own, so converting a variable inside a template state and taking its
 field is exact; the first states and a sample of the rest are also converted the slow
-way (:func:`~python_model.values.parse_state` of the whole label) and compared, so a
+way (:func:`~redletter.python_model.values.parse_state` of the whole label) and compared, so a
 difference between the two paths is an internal error, never a silent one.
 
 Nothing here prints; :func:`format_result` gives the lines the CLI prints.
@@ -49,15 +49,15 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Final, Protocol
 
-from python_model.actions import ACTION_NAMES, successors
-from python_model.config import ModelConfig, load_model
-from python_model.dot import DotNode, iter_dot, unescape_label
-from python_model.explore import ExploreResult, Graph, explore, parent_chain
-from python_model.state import TLA_NAMES, State, from_tla, to_tla
-from python_model.values import State as TlaState
-from python_model.values import Value, parse_state, parse_value, print_state, print_value
 from redletter.errors import InputError, InternalError, RedletterError
 from redletter.manifest import ModelEntry, load_manifest
+from redletter.python_model.actions import ACTION_NAMES, successors
+from redletter.python_model.config import ModelConfig, load_model
+from redletter.python_model.dot import DotNode, iter_dot, unescape_label
+from redletter.python_model.explore import ExploreResult, Graph, explore, parent_chain
+from redletter.python_model.state import TLA_NAMES, State, from_tla, to_tla
+from redletter.python_model.values import State as TlaState
+from redletter.python_model.values import Value, parse_state, parse_value, print_state, print_value
 from redletter.tlc import ResultKind, TlcResult, run_tlc
 from redletter.toolchain import require_java, require_tlc_jar
 

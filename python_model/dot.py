@@ -40,8 +40,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Final, TypeAlias
 
-from python_model.values import State, parse_state
 from redletter.errors import InputError
+from redletter.python_model.values import State, parse_state
 
 __all__ = [
     "DotEdge",

@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from python_model.actions import (
+from redletter.errors import InternalError
+from redletter.python_model.actions import (
     ACTION_NAMES,
     Params,
     app_action_bound,
@@ -39,10 +40,9 @@ from python_model.actions import (
     init_states,
     successors,
 )
-from python_model.config import ModelConfig
-from python_model.invariants import Checker
-from python_model.state import State
-from redletter.errors import InternalError
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.invariants import Checker
+from redletter.python_model.state import State
 
 __all__ = ["ExploreProgress", "ExploreResult", "Graph", "Step", "Violation", "explore"]
 

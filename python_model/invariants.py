@@ -27,10 +27,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from python_model.actions import app_state
-from python_model.config import ModelConfig
-from python_model.state import ACT_INTERNAL, ACT_RECEIVE, ACT_SEND, Act, GState, Local, State
 from redletter.errors import SpecError
+from redletter.python_model.actions import app_state
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.state import (
+    ACT_INTERNAL,
+    ACT_RECEIVE,
+    ACT_SEND,
+    Act,
+    GState,
+    Local,
+    State,
+)
 
 __all__ = [
     "INVARIANTS",

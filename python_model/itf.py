@@ -38,7 +38,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 from frozendict import frozendict
 
-from python_model.values import (
+from redletter.errors import InputError
+from redletter.python_model.values import (
     FALSE,
     TRUE,
     Bool,
@@ -50,7 +51,6 @@ from python_model.values import (
     fcn,
     sort_key,
 )
-from redletter.errors import InputError
 
 __all__ = [
     "FrozenJson",

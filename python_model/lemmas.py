@@ -5,7 +5,7 @@ machine turned red, "the snapshot state" S*, "the final state" Sf when the last 
 letter was received):
 
 1. **replay** -- the recorded action sequences: ``whiteActs[k]`` replays from S0 to
-   S* and ``redActs[k]`` from S* to Sf (:func:`python_model.invariants.replay`, the
+   S* and ``redActs[k]`` from S* to Sf (:func:`redletter.python_model.invariants.replay`, the
    spec's Lemma0/Lemma1);
 2. **reachability** -- S* is reachable from S0, and Sf from S*, in the
    application's own state graph (:class:`AppGraph`: global application states, the
@@ -42,19 +42,27 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from python_model.actions import (
+from redletter.errors import InputError, InternalError, SpecError
+from redletter.python_model.actions import (
     ACTION_NAMES,
     Params,
     app_state,
     fast_successors,
     params_of,
 )
-from python_model.config import OVERRIDES, ModelConfig
-from python_model.explore import explore
-from python_model.invariants import act_enabled, act_result, replay, snapshot
-from python_model.state import ACT_INTERNAL, ACT_RECEIVE, ACT_SEND, Act, GState, Local, State
-from python_model.values import print_state
-from redletter.errors import InputError, InternalError, SpecError
+from redletter.python_model.config import OVERRIDES, ModelConfig
+from redletter.python_model.explore import explore
+from redletter.python_model.invariants import act_enabled, act_result, replay, snapshot
+from redletter.python_model.state import (
+    ACT_INTERNAL,
+    ACT_RECEIVE,
+    ACT_SEND,
+    Act,
+    GState,
+    Local,
+    State,
+)
+from redletter.python_model.values import print_state
 
 __all__ = [
     "WAYS",
@@ -755,7 +763,7 @@ def _agree(cfg: ModelConfig, v: Verdicts) -> str | None:
 
 
 def _disagreement(cfg: ModelConfig, s: State, v: Verdicts, what: str) -> InternalError:
-    from python_model.state import to_tla
+    from redletter.python_model.state import to_tla
 
     return InternalError(
         f"the lemma checks disagree on model {cfg.name}, snapshot {v.snap}: {what}. "

@@ -12,11 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from python_model.state import State
 from redletter.errors import InputError
+from redletter.python_model.state import State
 
 if TYPE_CHECKING:
-    from python_model.config import ModelConfig
+    from redletter.python_model.config import ModelConfig
 
 __all__ = ["STEP_FUNCTIONS", "Steps", "make_steps"]
 

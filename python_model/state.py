@@ -1,7 +1,7 @@
 """The state of ChandyLamport.tla: a frozen dataclass whose fields are its variables.
 
 Fields are the TLA+ variables in snake_case (:data:`TLA_NAMES` maps them back), over
-the small-integer indices of :class:`~python_model.config.ModelConfig` so that a state
+the small-integer indices of :class:`~redletter.python_model.config.ModelConfig` so that a state
 is cheap to build, hash and compare:
 
 * ``local[p]``: the application's local state of machine index ``p`` (see apps.py);
@@ -16,7 +16,7 @@ is cheap to build, hash and compare:
 * ``white_acts[k]`` / ``red_acts[k]``: tuples of :data:`Act`.
 
 The hash is computed once, at construction.  :func:`to_tla` gives exactly the value
-TLC prints (parsed with :func:`python_model.values.parse_state`); :func:`from_tla`
+TLC prints (parsed with :func:`redletter.python_model.values.parse_state`); :func:`from_tla`
 is its inverse.
 """
 
@@ -26,12 +26,12 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from python_model.values import Fcn, Record, Value, fcn
-from python_model.values import State as TlaState
 from redletter.errors import InputError
+from redletter.python_model.values import Fcn, Record, Value, fcn
+from redletter.python_model.values import State as TlaState
 
 if TYPE_CHECKING:
-    from python_model.config import ModelConfig
+    from redletter.python_model.config import ModelConfig
 
 __all__ = [
     "ACT_INTERNAL",
@@ -166,7 +166,7 @@ def _chans(cfg: ModelConfig, mask: int) -> frozenset[Value]:
 
 
 def to_tla(cfg: ModelConfig, s: State) -> TlaState:
-    """The state as :func:`python_model.values.parse_state` reads TLC's print of it."""
+    """The state as :func:`redletter.python_model.values.parse_state` reads TLC's print of it."""
     app = cfg.app
     ks = cfg.snaps
 

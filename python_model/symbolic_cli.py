@@ -15,7 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from python_model.symbolic import (
+from redletter.errors import Exit, InputError
+from redletter.python_model.symbolic import (
     Mutant,
     SymParams,
     Trace,
@@ -26,8 +27,7 @@ from python_model.symbolic import (
     synthesize,
     trace_to_itf,
 )
-from python_model.symbolic.concrete import CState, step_to_json
-from redletter.errors import Exit, InputError
+from redletter.python_model.symbolic.concrete import CState, step_to_json
 
 symbolic_app = typer.Typer(
     help="Symbolic checks on z3: bounded model checking, induction, trace synthesis.",

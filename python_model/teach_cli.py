@@ -11,15 +11,15 @@ from typing import Annotated
 
 import typer
 
-from python_model.actions import init_states
-from python_model.config import load_model
-from python_model.diagram import render_svg
-from python_model.itf import thaw_json, trace_from_json
-from python_model.state import from_tla
-from python_model.teach import Step, diagram_of_trace, seed_schedule
 from redletter import ui
-from redletter.check import find_project
 from redletter.errors import InputError
+from redletter.project import find_project
+from redletter.python_model.actions import init_states
+from redletter.python_model.config import load_model
+from redletter.python_model.itf import thaw_json, trace_from_json
+from redletter.python_model.state import from_tla
+from redletter.render.diagram import render_svg
+from redletter.render.teach import Step, diagram_of_trace, seed_schedule
 
 __all__ = ["diagram_cmd", "load_itf_schedule"]
 

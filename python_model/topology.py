@@ -2,8 +2,8 @@
 
 The generators return a :class:`Topology` (machines ``p1..pn`` and directed
 buffers) that :func:`build_config` turns into a
-:class:`~python_model.config.ModelConfig` exactly as :func:`~python_model.config.load_model`
-would for an MC module binding the same constants:
+:class:`~redletter.python_model.config.ModelConfig` exactly as
+:func:`~redletter.python_model.config.load_model` would for an MC module binding the same constants:
 
 * :func:`ring` -- buffers both ways between neighbours on a cycle;
 * :func:`directed_ring` -- one buffer from each machine to the next;
@@ -23,14 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from python_model.config import (
+from redletter.errors import InputError
+from redletter.python_model.config import (
     INVARIANT_NAMES,
     OVERRIDES,
     PROPERTY_NAMES,
     ModelConfig,
 )
-from python_model.values import FALSE, TRUE, Value, fcn
-from redletter.errors import InputError
+from redletter.python_model.values import FALSE, TRUE, Value, fcn
 
 __all__ = [
     "Topology",
@@ -146,7 +146,7 @@ def build_config(
     overrides: Mapping[str, str] | None = None,
     name: str | None = None,
 ) -> ModelConfig:
-    """A model over ``topology`` as :func:`~python_model.config.load_model` builds one.
+    """A model over ``topology`` as :func:`~redletter.python_model.config.load_model` builds one.
 
     ``app`` is ``"token"`` (``tokens``: machine -> tokens, default one token at the
     first machine) or ``"diffusing"`` (``root``, default the first machine, and
@@ -156,8 +156,8 @@ def build_config(
     model knows is listed, with the action property ShadowLemma0 and the CONSTRAINT
     AppActionBound.
     """
-    from python_model.apps import make_app
-    from python_model.mutants import make_steps
+    from redletter.python_model.apps import make_app
+    from redletter.python_model.mutants import make_steps
 
     procs, chans = topology.procs, topology.chans
 

@@ -3,4 +3,6 @@
 The name is Dijkstra's word for the marker (EWD 864).
 """
 
-__version__ = "0.1.0"
+from redletter.version import __version__
+
+__all__ = ["__version__"]

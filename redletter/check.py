@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from redletter.errors import InputError
 from redletter.manifest import Comparison, Manifest, ModelEntry, compare, load_manifest
+from redletter.project import Project
 from redletter.tlc import Progress, TlcResult, run_tlc
 from redletter.toolchain import require_java, require_tlc_jar
 
@@ -24,45 +24,6 @@ TlcArgsHook = Callable[[ModelEntry], Sequence[str]]
 (e.g. ``-dump dot,actionlabels <file>``), so that TLC runs once per model."""
 
 NO_CROSSCHECK = "—"
-
-
-@dataclass(frozen=True)
-class Project:
-    """Where things live: the project root and the paths derived from it."""
-
-    root: Path
-
-    @property
-    def spec_dir(self) -> Path:
-        """``spec/``: modules, models and the manifest."""
-        return self.root / "spec"
-
-    @property
-    def cache_dir(self) -> Path:
-        """``.cache/``: the TLC jar, TLC state queues and logs."""
-        return self.root / ".cache"
-
-    @property
-    def manifest_path(self) -> Path:
-        """``spec/manifest.json``."""
-        return self.spec_dir / "manifest.json"
-
-
-def find_project(start: Path | None = None) -> Project:
-    """The nearest directory at or above ``start`` holding ``spec/manifest.json``
-    or this project's ``pyproject.toml``."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "spec" / "manifest.json").is_file():
-            return Project(candidate)
-        pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and 'name = "redletter"' in pyproject.read_text(encoding="utf-8"):
-            return Project(candidate)
-    raise InputError(
-        f"{here} is not inside a redletter checkout (no spec/manifest.json above it); "
-        f"run the command from the project root or pass --root.",
-        code="RL-INPUT-ROOT",
-    )
 
 
 @dataclass(frozen=True)

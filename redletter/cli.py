@@ -16,22 +16,17 @@ from typing import Annotated
 import typer
 from typer.exceptions import TyperException
 
-from conformance.cli import conform_app
-from conformance.cos418_cli import cos418_app
-from pipeline.cli import pipeline_app
-from python_model.cli import crosscheck_cmd, explore_cmd, lemmas_cmd
-from python_model.crosscheck import CrosscheckHook, iter_mismatch_lines
-from python_model.symbolic_cli import symbolic_app
-from python_model.teach_cli import diagram_cmd
 from redletter import ui
-from redletter.check import (
-    Project,
-    check_models,
-    find_project,
-    load_project_manifest,
-    select_models,
-)
+from redletter.check import check_models, load_project_manifest, select_models
+from redletter.conformance.cli import conform_app
+from redletter.conformance.cos418_cli import cos418_app
 from redletter.errors import Exit, RedletterError
+from redletter.pipeline.cli import pipeline_app
+from redletter.project import Project, find_project
+from redletter.python_model.cli import crosscheck_cmd, explore_cmd, lemmas_cmd
+from redletter.python_model.crosscheck import CrosscheckHook, iter_mismatch_lines
+from redletter.python_model.symbolic_cli import symbolic_app
+from redletter.python_model.teach_cli import diagram_cmd
 from redletter.toolchain import fetch_tlc, require_apalache, require_java
 
 app = typer.Typer(

@@ -10,14 +10,14 @@ import importlib.util
 
 import pytest
 
-from conformance.cos418 import (
+from redletter.conformance.cos418 import (
     Snap,
     generate_scenario,
     generate_topology,
     parse_scenario,
     parse_topology,
 )
-from conformance.outcome import judge_outcome
+from redletter.conformance.outcome import judge_outcome
 
 if (
     importlib.util.find_spec("adhoccomputing") is None
@@ -29,7 +29,7 @@ if (
         allow_module_level=True,
     )
 
-from conformance.adhoc import adhoc_version, run_adhoc
+from redletter.conformance.adhoc import adhoc_version, run_adhoc
 
 # (seed, servers, snapshots, verdict, first line of the explanation)
 FINDINGS = [

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from python_model import apalache
-from python_model.apalache import (
+from redletter.errors import EnvironmentMissing, Exit
+from redletter.python_model import apalache
+from redletter.python_model.apalache import (
     APALACHE_MISSING,
     check_command,
     find_apalache,
     simulate_command,
     typecheck_command,
 )
-from redletter.errors import EnvironmentMissing, Exit
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 HAVE_APALACHE = shutil.which("apalache-mc") is not None

@@ -14,7 +14,7 @@ from redletter.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = os.path.abspath(sys.executable)
-GOOD = f"{shlex.quote(PY)} -m conformance.nodes.reference"
+GOOD = f"{shlex.quote(PY)} -m redletter.conformance.nodes.reference"
 BROKEN = f"{shlex.quote(PY)} {ROOT / 'tests/data/conformance_judge/broken_node.py'}"
 
 

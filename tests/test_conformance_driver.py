@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import protocol as p
-from conformance.apps import (
+from redletter.conformance import protocol as p
+from redletter.conformance.apps import (
     AppRules,
     DiffusingRules,
     HistoryRules,
@@ -19,15 +19,15 @@ from conformance.apps import (
     TokenRules,
     random_walk,
 )
-from conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
-from conformance.gonode import build_reference_go, find_go
-from conformance.net import ChannelViolation, Network, Observation, Topology
-from conformance.node import NodeHost
-from conformance.nodes.reference import ReferenceNode
-from conformance.process import NodeErrorReply, NodeProtocolError
+from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
+from redletter.conformance.gonode import build_reference_go, find_go
+from redletter.conformance.net import ChannelViolation, Network, Observation, Topology
+from redletter.conformance.node import NodeHost
+from redletter.conformance.nodes.reference import ReferenceNode
+from redletter.conformance.process import NodeErrorReply, NodeProtocolError
 from redletter.errors import InputError
 
-PY_NODE = [os.path.abspath(sys.executable), "-m", "conformance.nodes.reference"]
+PY_NODE = [os.path.abspath(sys.executable), "-m", "redletter.conformance.nodes.reference"]
 SNAPS = (1, 2, 3)
 
 

@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from conformance.gonode import build_reference_go, find_go
-from conformance.judge import CommandNode, InProcessNode, JudgeResult, judge_trace
-from conformance.node import NodeFailure
-from conformance.nodes.reference import ReferenceNode
-from conformance.process import Limits, NodeCrashed
-from conformance.shrink import normalise, shrink
-from conformance.traces import Trace, generate, make_step, model_of, model_source
-from python_model.config import load_model
+from redletter.conformance.gonode import build_reference_go, find_go
+from redletter.conformance.judge import CommandNode, InProcessNode, JudgeResult, judge_trace
+from redletter.conformance.node import NodeFailure
+from redletter.conformance.nodes.reference import ReferenceNode
+from redletter.conformance.process import Limits, NodeCrashed
+from redletter.conformance.shrink import normalise, shrink
+from redletter.conformance.traces import Trace, generate, make_step, model_of, model_source
+from redletter.python_model.config import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
 PY = os.path.abspath(sys.executable)
-PY_NODE = (PY, "-m", "conformance.nodes.reference")
+PY_NODE = (PY, "-m", "redletter.conformance.nodes.reference")
 BROKEN = (PY, str(ROOT / "tests/data/conformance_judge/broken_node.py"))
 
 
@@ -164,8 +164,8 @@ def test_crashing_node_fails_with_its_exit_status(tmp_path: Path) -> None:
     crash.write_text(
         "import os, sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from conformance.node import serve\n"
-        "from conformance.nodes.reference import ReferenceNode\n"
+        "from redletter.conformance.node import serve\n"
+        "from redletter.conformance.nodes.reference import ReferenceNode\n"
         "class N(ReferenceNode):\n"
         "    def on_marker(self, frm, k):\n"
         "        sys.stderr.write('giving up on marker\\n'); sys.stderr.flush(); os._exit(3)\n"

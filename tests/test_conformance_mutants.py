@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.node import NodeFactory
-from conformance.nodes.mutants import MUTANTS
-from conformance.nodes.reference import ReferenceNode
-from conformance.validate import (
+from redletter.conformance.node import NodeFactory
+from redletter.conformance.nodes.mutants import MUTANTS
+from redletter.conformance.nodes.reference import ReferenceNode
+from redletter.conformance.validate import (
     ScheduleStep,
     Validation,
     drive_and_log,
@@ -25,9 +25,9 @@ from conformance.validate import (
     parse_log,
     validate,
 )
-from python_model.actions import init_states, step
-from python_model.config import ModelConfig, load_model
 from redletter.errors import RedletterError
+from redletter.python_model.actions import init_states, step
+from redletter.python_model.config import ModelConfig, load_model
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 MODELS = ("MCToken2", "MCTokenComplete3", "MCConcurrent")
@@ -134,7 +134,7 @@ def test_shrunk_never_forward_explanation_word_for_word() -> None:
 def test_mutant_runs_as_a_node_program() -> None:
     env = {**os.environ, "PYTHONPATH": str(SPEC.parent)}
     bad = subprocess.run(
-        [sys.executable, "-m", "conformance.nodes.mutants", "no-such-mutant"],
+        [sys.executable, "-m", "redletter.conformance.nodes.mutants", "no-such-mutant"],
         capture_output=True,
         text=True,
         env=env,
@@ -149,7 +149,7 @@ def test_mutant_runs_as_a_node_program() -> None:
         '"app":"token","app_state":1}}\n'
     )
     ok = subprocess.run(
-        [sys.executable, "-m", "conformance.nodes.mutants", "never-forward"],
+        [sys.executable, "-m", "redletter.conformance.nodes.mutants", "never-forward"],
         input=init,
         capture_output=True,
         text=True,

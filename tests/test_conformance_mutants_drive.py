@@ -1,4 +1,4 @@
-"""The mutant zoo through the drive judge (conformance.judge): every mutant fails,
+"""The mutant zoo through the drive judge (redletter.conformance.judge): every mutant fails,
 shrunk to a minimal schedule with a divergence naming the snapshot; the reference
 passes the same schedules."""
 
@@ -11,13 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from conformance.judge import CommandNode, InProcessNode, JudgeResult, NodeSpec, judge_trace
-from conformance.nodes.mutants import MUTANTS
-from conformance.nodes.reference import ReferenceNode
-from conformance.shrink import shrink
-from conformance.traces import Trace, make_step, model_source
-from conformance.validate import model_walk
-from python_model.config import ModelConfig, load_model
+from redletter.conformance.judge import (
+    CommandNode,
+    InProcessNode,
+    JudgeResult,
+    NodeSpec,
+    judge_trace,
+)
+from redletter.conformance.nodes.mutants import MUTANTS
+from redletter.conformance.nodes.reference import ReferenceNode
+from redletter.conformance.shrink import shrink
+from redletter.conformance.traces import Trace, make_step, model_source
+from redletter.conformance.validate import model_walk
+from redletter.python_model.config import ModelConfig, load_model
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 MODELS = ("MCToken2", "MCTokenComplete3", "MCConcurrent")
@@ -36,7 +42,7 @@ def _walk(model: str, seed: int) -> Trace:
 
 def _node(name: str, tmp_path: Path) -> NodeSpec:
     if name == "crash-on-concurrent":  # a crash is a dead process, not an exception here
-        argv = (sys.executable, "-m", "conformance.nodes.mutants", name)
+        argv = (sys.executable, "-m", "redletter.conformance.nodes.mutants", name)
         return CommandNode(argv, hosted=True, isolate=False)
     return InProcessNode(MUTANTS[name].factory)
 

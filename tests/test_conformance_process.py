@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import protocol as p
-from conformance.process import (
+from redletter.conformance import protocol as p
+from redletter.conformance.process import (
     Limits,
     NodeCrashed,
     NodeError,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import protocol as p
+from redletter.conformance import protocol as p
 from redletter.errors import InputError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +36,8 @@ def test_every_request_names_its_reply() -> None:
 def test_docs_are_up_to_date() -> None:
     committed = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
     assert committed == p.render_markdown(), (
-        "docs/protocol.md is stale: run `python -m conformance.protocol > docs/protocol.md`"
+        "docs/protocol.md is stale: run"
+        " `python -m redletter.conformance.protocol > docs/protocol.md`"
     )
 
 

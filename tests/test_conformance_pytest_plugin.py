@@ -12,7 +12,7 @@ pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
-REFERENCE = f"{sys.executable} -m conformance.nodes.reference"
+REFERENCE = f"{sys.executable} -m redletter.conformance.nodes.reference"
 BROKEN = f"{sys.executable} {ROOT / 'tests/data/conformance_judge/broken_node.py'}"
 
 

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance.gonode import build_reference_go, find_go
-from conformance.judge import CommandNode, InProcessNode, JudgeResult, judge_trace
-from conformance.nodes.reference import ReferenceNode
-from conformance.traces import Trace, generate, model_of, random_walks
+from redletter.conformance.gonode import build_reference_go, find_go
+from redletter.conformance.judge import CommandNode, InProcessNode, JudgeResult, judge_trace
+from redletter.conformance.nodes.reference import ReferenceNode
+from redletter.conformance.traces import Trace, generate, model_of, random_walks
 from redletter.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
-PY_NODE = (os.path.abspath(sys.executable), "-m", "conformance.nodes.reference")
+PY_NODE = (os.path.abspath(sys.executable), "-m", "redletter.conformance.nodes.reference")
 PASSING = [
     m.model
     for m in load_manifest(SPEC / "manifest.json").models

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.traces import (
+from redletter.conformance.traces import (
     coverage,
     edge_tours,
     generate,
@@ -16,9 +16,9 @@ from conformance.traces import (
     read_trace,
     write_trace,
 )
-from python_model.config import load_model
-from python_model.explore import explore
 from redletter.errors import InputError
+from redletter.python_model.config import load_model
+from redletter.python_model.explore import explore
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 

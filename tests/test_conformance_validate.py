@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.nodes.mutants import MUTANTS
-from conformance.nodes.reference import ReferenceNode
-from conformance.validate import (
+from redletter.conformance.nodes.mutants import MUTANTS
+from redletter.conformance.nodes.reference import ReferenceNode
+from redletter.conformance.validate import (
     drive_and_log,
     dump_log,
     merge_logs,
@@ -22,8 +22,8 @@ from conformance.validate import (
     validate,
     validate_files,
 )
-from python_model.config import ModelConfig, load_model
 from redletter.errors import InputError
+from redletter.python_model.config import ModelConfig, load_model
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = Path(__file__).resolve().parent / "data" / "conformance" / "logs"

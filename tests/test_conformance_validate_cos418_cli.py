@@ -6,8 +6,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from conformance.cos418 import read_snap, write_snap
-from conformance.cos418_cli import cos418_app
+from redletter.conformance.cos418 import read_snap, write_snap
+from redletter.conformance.cos418_cli import cos418_app
 
 runner = CliRunner()
 

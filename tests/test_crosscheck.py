@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from python_model.actions import ACTION_NAMES, init_states, send_app
-from python_model.config import ModelConfig, load_model
-from python_model.crosscheck import (
+from redletter.check import check_models
+from redletter.manifest import ModelEntry, load_manifest
+from redletter.project import Project
+from redletter.python_model.actions import ACTION_NAMES, init_states, send_app
+from redletter.python_model.config import ModelConfig, load_model
+from redletter.python_model.crosscheck import (
     CrosscheckHook,
     LabelReader,
     TlcGraph,
@@ -22,11 +25,9 @@ from python_model.crosscheck import (
     read_tlc_graph,
     tlc_trace_length,
 )
-from python_model.explore import ExploreResult, explore
-from python_model.state import State, to_tla
-from python_model.values import print_state
-from redletter.check import Project, check_models
-from redletter.manifest import ModelEntry, load_manifest
+from redletter.python_model.explore import ExploreResult, explore
+from redletter.python_model.state import State, to_tla
+from redletter.python_model.values import print_state
 from redletter.tlc import TlcResult, run_tlc
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from python_model.dot import DotEdge, DotNode, iter_dot, load_dot, unescape_label
-from python_model.values import ModelValue, State, record
 from redletter.errors import InputError
+from redletter.python_model.dot import DotEdge, DotNode, iter_dot, load_dot, unescape_label
+from redletter.python_model.values import ModelValue, State, record
 
 DATA = Path(__file__).parent / "data" / "dot"
 

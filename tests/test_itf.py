@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from python_model.itf import (
+from redletter.errors import InputError
+from redletter.python_model.itf import (
     ItfState,
     ItfTrace,
     itf_trace_to_json,
@@ -20,8 +21,7 @@ from python_model.itf import (
     value_from_itf,
     value_to_itf,
 )
-from python_model.values import FALSE, TRUE, ModelValue, Value, fcn, parse_value, record
-from redletter.errors import InputError
+from redletter.python_model.values import FALSE, TRUE, ModelValue, Value, fcn, parse_value, record
 from tests.value_strategies import tla_values
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from python_model.actions import init_states, step
-from python_model.cli import explore_app
-from python_model.config import apply_fn, load_model
-from python_model.explore import explore
-from python_model.lemmas import (
+from redletter.errors import InternalError
+from redletter.python_model.actions import init_states, step
+from redletter.python_model.cli import explore_app
+from redletter.python_model.config import apply_fn, load_model
+from redletter.python_model.explore import explore
+from redletter.python_model.lemmas import (
     AppGraph,
     check_lemmas_everywhere,
     check_trace,
@@ -20,8 +21,8 @@ from python_model.lemmas import (
     shadow_lemma0,
     shadow_lemma1,
 )
-from python_model.state import State
-from python_model.topology import (
+from redletter.python_model.state import State
+from redletter.python_model.topology import (
     build_config,
     complete,
     directed_ring,
@@ -29,7 +30,6 @@ from python_model.topology import (
     ring,
     strongly_connected,
 )
-from redletter.errors import InternalError
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 
@@ -226,7 +226,7 @@ def test_a_built_model_explores_like_the_mc_file() -> None:
 
 
 def test_build_config_rejects_a_topology_that_is_not_strongly_connected() -> None:
-    from python_model.topology import Topology
+    from redletter.python_model.topology import Topology
 
     topo = Topology(("p1", "p2"), (("p1", "p2"),), "by hand")
     with pytest.raises(Exception, match="the topology by hand is not strongly connected"):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from python_model.actions import (
+from redletter.errors import InputError
+from redletter.python_model.actions import (
     ActionDisabled,
     init_states,
     internal_event,
@@ -17,9 +18,8 @@ from python_model.actions import (
     step,
     successors,
 )
-from python_model.config import ModelConfig, load_model
-from python_model.state import State
-from redletter.errors import InputError
+from redletter.python_model.config import ModelConfig, load_model
+from redletter.python_model.state import State
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 

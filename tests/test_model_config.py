@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from python_model.config import load_model, parse_definition
-from python_model.values import Fcn, Record, fcn
 from redletter.errors import InputError
+from redletter.python_model.config import load_model, parse_definition
+from redletter.python_model.values import Fcn, Record, fcn
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from python_model.config import load_model
-from python_model.explore import ExploreProgress, explore
 from redletter.manifest import ModelEntry, load_manifest
+from redletter.python_model.config import load_model
+from redletter.python_model.explore import ExploreProgress, explore
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
@@ -42,8 +42,8 @@ def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
     "entry", [e for e in MANIFEST.suite("default") if e.expect != "success"], ids=lambda e: e.model
 )
 def test_counterexample_replays_to_the_violation(entry: ModelEntry) -> None:
-    from python_model.actions import init_states, step
-    from python_model.invariants import INVARIANTS
+    from redletter.python_model.actions import init_states, step
+    from redletter.python_model.invariants import INVARIANTS
 
     cfg = load_model(entry.model, SPEC)
     result = explore(cfg)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from python_model.actions import app_state, init_states, step
-from python_model.config import load_model
-from python_model.invariants import (
+from redletter.python_model.actions import app_state, init_states, step
+from redletter.python_model.config import load_model
+from redletter.python_model.invariants import (
     INVARIANTS,
     Checker,
     lemma0,
@@ -18,7 +18,7 @@ from python_model.invariants import (
     snapshot,
     type_ok,
 )
-from python_model.state import ACT_SEND
+from redletter.python_model.state import ACT_SEND
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 

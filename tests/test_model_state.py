@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from python_model.actions import init_states
-from python_model.config import load_model
-from python_model.explore import explore
-from python_model.state import TLA_NAMES, State, from_tla, to_tla
-from python_model.values import parse_state, print_state
+from redletter.python_model.actions import init_states
+from redletter.python_model.config import load_model
+from redletter.python_model.explore import explore
+from redletter.python_model.state import TLA_NAMES, State, from_tla, to_tla
+from redletter.python_model.values import parse_state, print_state
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"

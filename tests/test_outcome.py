@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.cos418 import (
+from redletter.conformance.cos418 import (
     generate_scenario,
     generate_topology,
     parse_scenario,
@@ -12,7 +12,7 @@ from conformance.cos418 import (
     parse_topology,
     simulate,
 )
-from conformance.outcome import judge_outcome, replay_snapshots
+from redletter.conformance.outcome import judge_outcome, replay_snapshots
 
 TOP3 = parse_topology("3\nN1 5\nN2 0\nN3 0\nN1 N2\nN2 N3\nN3 N1\nN1 N3\n")
 SC3 = parse_scenario("send N1 N2 2\nsend N1 N3 1\nsnapshot N2\n")

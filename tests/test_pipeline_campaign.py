@@ -17,9 +17,9 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
-from pipeline import schemas
-from pipeline.campaign import discover_traces, load_runner, read_results, run_campaign
 from redletter.errors import InputError
+from redletter.pipeline import schemas
+from redletter.pipeline.campaign import discover_traces, load_runner, read_results, run_campaign
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,7 +60,7 @@ def _traces(root: Path, n: int, *, sleep: float = 0.0) -> Path:
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    from pipeline.session import SparkConfig, get_session
+    from redletter.pipeline.session import SparkConfig, get_session
 
     yield get_session(SparkConfig(master="local[2]", driver_memory="1g"))
 

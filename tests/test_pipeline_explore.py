@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pipeline.crosscheck import crosscheck_local
-from pipeline.explore import decode_state, encode_state, explore_spark
-from pipeline.ingest import read_graph_info, write_python_graph
-from python_model.actions import init_states
-from python_model.config import load_model
-from python_model.explore import explore
-from python_model.state import to_tla
 from redletter.errors import InputError
+from redletter.pipeline.crosscheck import crosscheck_local
+from redletter.pipeline.explore import decode_state, encode_state, explore_spark
+from redletter.pipeline.ingest import read_graph_info, write_python_graph
+from redletter.python_model.actions import init_states
+from redletter.python_model.config import load_model
+from redletter.python_model.explore import explore
+from redletter.python_model.state import to_tla
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,7 +30,7 @@ MANIFEST = {r["model"]: r for r in json.loads((SPEC / "manifest.json").read_text
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    from pipeline.session import SparkConfig, get_session
+    from redletter.pipeline.session import SparkConfig, get_session
 
     yield get_session(SparkConfig(master="local[2]", driver_memory="1g"))
 

@@ -14,19 +14,19 @@ import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
-from pipeline.canon import LabelCanon, canon_state
-from pipeline.crosscheck import crosscheck, crosscheck_local, format_report
-from pipeline.ingest import (
+from redletter.errors import InputError
+from redletter.manifest import load_manifest
+from redletter.pipeline.canon import LabelCanon, canon_state
+from redletter.pipeline.crosscheck import crosscheck, crosscheck_local, format_report
+from redletter.pipeline.ingest import (
     GraphInfo,
     ingest_dot,
     ingest_python_jsonl,
     read_graph_info,
     write_python_graph,
 )
-from python_model.dot import DotNode, iter_dot, load_dot
-from python_model.values import print_state
-from redletter.errors import InputError
-from redletter.manifest import load_manifest
+from redletter.python_model.dot import DotNode, iter_dot, load_dot
+from redletter.python_model.values import print_state
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -42,7 +42,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    from pipeline.session import SparkConfig, get_session
+    from redletter.pipeline.session import SparkConfig, get_session
 
     yield get_session(SparkConfig(master="local[2]", driver_memory="1g"))
 
@@ -185,7 +185,7 @@ def test_crosscheck_perturbed(spark: SparkSession, token2: Path, tmp_path: Path)
 def _same_but_paths(a: object, b: object) -> bool:
     from dataclasses import replace
 
-    from pipeline.crosscheck import CrosscheckReport
+    from redletter.pipeline.crosscheck import CrosscheckReport
 
     assert isinstance(a, CrosscheckReport) and isinstance(b, CrosscheckReport)
     strip = [tuple(replace(d, path=()) for d in r.differences) for r in (a, b)]

@@ -8,10 +8,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pipeline.explore import explore_spark
-from pipeline.lemmas import check_lemmas_spark, decode_gstate, encode_gstate, reachable_pairs
-from python_model.config import load_model
-from python_model.lemmas import check_lemmas_everywhere
+from redletter.pipeline.explore import explore_spark
+from redletter.pipeline.lemmas import (
+    check_lemmas_spark,
+    decode_gstate,
+    encode_gstate,
+    reachable_pairs,
+)
+from redletter.python_model.config import load_model
+from redletter.python_model.lemmas import check_lemmas_everywhere
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -22,7 +27,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    from pipeline.session import SparkConfig, get_session
+    from redletter.pipeline.session import SparkConfig, get_session
 
     yield get_session(SparkConfig(master="local[2]", driver_memory="1g"))
 

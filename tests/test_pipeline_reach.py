@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pipeline.reach import PathStep, reachable, shortest_paths
+from redletter.pipeline.reach import PathStep, reachable, shortest_paths
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -20,7 +20,7 @@ EDGES = [(1, "a", 2), (2, "b", 3), (3, "c", 1), (1, "d", 4), (4, "e", 3), (5, "f
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    from pipeline.session import SparkConfig, get_session
+    from redletter.pipeline.session import SparkConfig, get_session
 
     yield get_session(SparkConfig(master="local[2]", driver_memory="1g"))
 

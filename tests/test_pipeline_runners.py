@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from conformance.traces import generate, write_traces
-from pipeline.campaign import discover_traces, read_results, run_campaign
-from pipeline.runners import (
+from redletter.conformance.traces import generate, write_traces
+from redletter.errors import InputError
+from redletter.pipeline.campaign import discover_traces, read_results, run_campaign
+from redletter.pipeline.runners import (
     command_runner,
     env_runner,
     mutant_runner,
     node_from_command,
     reference_runner,
 )
-from redletter.errors import InputError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,7 +36,7 @@ pytestmark = pytest.mark.spark
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[SparkSession]:
-    from pipeline.session import SparkConfig, get_session
+    from redletter.pipeline.session import SparkConfig, get_session
 
     yield get_session(SparkConfig(master="local[2]", driver_memory="1g"))
 
@@ -64,9 +64,10 @@ def test_reference_passes_and_a_mutant_fails(
 
 def test_command_runner_judges_a_node_process(traces: Path) -> None:
     path = str(sorted(traces.glob("*.itf.json"))[0])
-    got = command_runner(f"{sys.executable} -m conformance.nodes.reference")(path)
+    got = command_runner(f"{sys.executable} -m redletter.conformance.nodes.reference")(path)
     assert got["verdict"] == "pass" and got["steps"] > 0
-    mut = command_runner(f"{sys.executable} -m conformance.nodes.mutants never-forward")(path)
+    mutant = f"{sys.executable} -m redletter.conformance.nodes.mutants never-forward"
+    mut = command_runner(mutant)(path)
     assert mut["verdict"] in ("fail", "unknown")
 
 
@@ -93,7 +94,8 @@ def test_resume_after_kill_with_node_command(
     n = len(discover_traces(traces))
     results = tmp_path / "r"
     cmd = [sys.executable, "-m", "redletter", "pipeline", "campaign", "--traces", str(traces),
-           "--results", str(results), "--node", f"{sys.executable} -m conformance.nodes.reference",
+           "--results", str(results),
+           "--node", f"{sys.executable} -m redletter.conformance.nodes.reference",
            "--chunk", "2", "--master", "local[2]", "--driver-memory", "1g"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     log = tmp_path / "campaign.log"

@@ -26,8 +26,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from python_model import actions
-from python_model.actions import (
+from redletter.python_model import actions
+from redletter.python_model.actions import (
     ACTION_NAMES,
     Params,
     app_action_bound,
@@ -35,11 +35,11 @@ from python_model.actions import (
     init_states,
     params_of,
 )
-from python_model.config import ModelConfig
-from python_model.invariants import INVARIANTS, shadow_lemma0
-from python_model.lemmas import AppGraph, check_trace
-from python_model.state import State
-from python_model.topology import (
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.invariants import INVARIANTS, shadow_lemma0
+from redletter.python_model.lemmas import AppGraph, check_trace
+from redletter.python_model.state import State
+from redletter.python_model.topology import (
     Topology,
     build_config,
     complete,

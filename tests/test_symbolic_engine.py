@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from frozendict import frozendict
 
-from python_model.itf import trace_from_json
-from python_model.symbolic import (
+from redletter.errors import InputError
+from redletter.python_model.itf import trace_from_json
+from redletter.python_model.symbolic import (
     Mutant,
     SymParams,
     apply,
@@ -28,7 +29,7 @@ from python_model.symbolic import (
     synthesize,
     trace_to_itf,
 )
-from python_model.symbolic.concrete import (
+from redletter.python_model.symbolic.concrete import (
     CState,
     complete,
     enabled_steps,
@@ -36,7 +37,6 @@ from python_model.symbolic.concrete import (
     red_letter_invariant,
     snapshot_conserves_tokens,
 )
-from redletter.errors import InputError
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 

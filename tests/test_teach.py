@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from python_model.actions import init_states
-from python_model.config import ModelConfig, load_model
-from python_model.diagram import Event, layout, render_svg
-from python_model.invariants import snapshot
-from python_model.teach import diagram_of_trace, events_of_trace, seed_schedule
 from redletter.errors import InputError
+from redletter.python_model.actions import init_states
+from redletter.python_model.config import ModelConfig, load_model
+from redletter.python_model.invariants import snapshot
+from redletter.render.diagram import Event, layout, render_svg
+from redletter.render.teach import diagram_of_trace, events_of_trace, seed_schedule
 
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 

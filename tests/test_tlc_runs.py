@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from redletter.check import Project, check_models
+from redletter.check import check_models
 from redletter.cli import main
 from redletter.errors import Exit, SpecError
 from redletter.manifest import load_manifest
+from redletter.project import Project
 from redletter.tlc import Progress, ResultKind, run_sany, run_tlc
 
 pytestmark = pytest.mark.tlc

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from python_model.values import (
+from redletter.errors import InputError, RedletterError
+from redletter.python_model.values import (
     FALSE,
     MAX_DEPTH,
     TRUE,
@@ -25,7 +26,6 @@ from python_model.values import (
     print_value,
     record,
 )
-from redletter.errors import InputError, RedletterError
 from tests.value_strategies import tla_values
 
 # --------------------------------------------------------------------------- canonical form

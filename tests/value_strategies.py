@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from python_model.values import FALSE, TRUE, ModelValue, Value, fcn
+from redletter.python_model.values import FALSE, TRUE, ModelValue, Value, fcn
 
 _names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,6}", fullmatch=True)
 

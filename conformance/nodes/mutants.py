@@ -1,13 +1,13 @@
 """The mutant zoo: reference nodes with one real bug each.
 
-Every mutant subclasses :class:`~conformance.nodes.reference.ReferenceNode` and
+Every mutant subclasses :class:`~redletter.conformance.nodes.reference.ReferenceNode` and
 changes the smallest piece that reproduces one bug class seen in real
 Chandy–Lamport implementations.  Its docstring names the bug and the lemma (or
 rule) of spec/ChandyLamport.tla it breaks; :data:`MUTANTS` lists them all as
 ``name -> Mutant(factory, bug, lemma)``.  The kit must fail every one of them
 and pass the reference node on the same traces.
 
-Run one as a node program: ``python -m conformance.nodes.mutants NAME``.
+Run one as a node program: ``python -m redletter.conformance.nodes.mutants NAME``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import sys
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from conformance import protocol as p
-from conformance.node import NodeFactory, serve
-from conformance.nodes.reference import ReferenceNode, _Snapshot
-from conformance.protocol import JsonValue
+from redletter.conformance import protocol as p
+from redletter.conformance.node import NodeFactory, serve
+from redletter.conformance.nodes.reference import ReferenceNode, _Snapshot
+from redletter.conformance.protocol import JsonValue
 
 __all__ = ["MUTANTS", "Mutant", "main"]
 
@@ -412,7 +412,9 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or args[0] not in MUTANTS:
         sys.stderr.write(
-            "usage: python -m conformance.nodes.mutants NAME\nmutants: " + ", ".join(MUTANTS) + "\n"
+            "usage: python -m redletter.conformance.nodes.mutants NAME\nmutants: "
+            + ", ".join(MUTANTS)
+            + "\n"
         )
         raise SystemExit(5)
     serve(MUTANTS[args[0]].factory)

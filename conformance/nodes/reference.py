@@ -14,8 +14,8 @@ Per snapshot k a machine is white or red, and so is each of its input buffers:
 - when every input buffer is red in k, k is complete at this machine.
 
 The app state and the app actions come from the harness (see
-:mod:`conformance.node`), so the same node serves the token, diffusing and
-history apps.  Run it as ``python -m conformance.nodes.reference``; it hosts
+:mod:`redletter.conformance.node`), so the same node serves the token, diffusing and
+history apps.  Run it as ``python -m redletter.conformance.nodes.reference``; it hosts
 one node or several (routed by ``dest``).
 """
 
@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from conformance import protocol as p
-from conformance.node import NodeFailure, SnapshotNode, serve
-from conformance.protocol import JsonValue
+from redletter.conformance import protocol as p
+from redletter.conformance.node import NodeFailure, SnapshotNode, serve
+from redletter.conformance.protocol import JsonValue
 
 
 @dataclass

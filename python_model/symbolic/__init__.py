@@ -12,8 +12,16 @@ Public API (see each module):
 * :class:`Trace`, :func:`trace_to_itf`; concrete :func:`replay`, :func:`apply`
 """
 
-from python_model.symbolic.concrete import CState, Msg, Step, apply, init_state, replay, step
-from python_model.symbolic.engine import (
+from redletter.python_model.symbolic.concrete import (
+    CState,
+    Msg,
+    Step,
+    apply,
+    init_state,
+    replay,
+    step,
+)
+from redletter.python_model.symbolic.engine import (
     STRENGTHENING,
     BmcResult,
     Cti,
@@ -32,7 +40,7 @@ from python_model.symbolic.engine import (
     synthesize,
     trace_to_itf,
 )
-from python_model.symbolic.params import (
+from redletter.python_model.symbolic.params import (
     Mutant,
     SymParams,
     complete_graph,

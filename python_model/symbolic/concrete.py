@@ -1,6 +1,6 @@
 """A tiny concrete interpreter of the same transition relation the z3 encoding states.
 
-It is written independently of :mod:`python_model.symbolic.encoding` (plain Python
+It is written independently of :mod:`redletter.python_model.symbolic.encoding` (plain Python
 over tuples) so that every trace the solver returns is replayed and checked here:
 a disagreement is a bug in one of the two and raises :class:`InternalError`.
 
@@ -18,9 +18,9 @@ from typing import Literal, TypeAlias
 
 from frozendict import frozendict
 
-from python_model.symbolic.params import Chan, Mutant, SymParams
-from python_model.values import Record, State, Value, fcn
 from redletter.errors import InputError
+from redletter.python_model.symbolic.params import Chan, Mutant, SymParams
+from redletter.python_model.values import Record, State, Value, fcn
 
 ParamValue: TypeAlias = int | str | Chan
 Params: TypeAlias = frozendict[str, ParamValue]

@@ -35,9 +35,9 @@ from typing import Any, TypeAlias
 import z3
 from frozendict import frozendict
 
-from python_model.symbolic.concrete import CState, Msg, Step, step
-from python_model.symbolic.params import Mutant, SymParams
 from redletter.errors import InputError
+from redletter.python_model.symbolic.concrete import CState, Msg, Step, step
+from redletter.python_model.symbolic.params import Mutant, SymParams
 
 Key: TypeAlias = tuple[Any, ...]
 Expr: TypeAlias = Any  # z3.ExprRef (z3 ships no type information)

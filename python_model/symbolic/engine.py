@@ -15,9 +15,10 @@ from typing import Any, Literal
 
 import z3
 
-from python_model.itf import ItfState, trace_to_json
-from python_model.symbolic import encoding as enc
-from python_model.symbolic.concrete import (
+from redletter.errors import InputError, InternalError
+from redletter.python_model.itf import ItfState, trace_to_json
+from redletter.python_model.symbolic import encoding as enc
+from redletter.python_model.symbolic.concrete import (
     CState,
     Step,
     apply,
@@ -25,8 +26,7 @@ from python_model.symbolic.concrete import (
     step_to_json,
     to_tla,
 )
-from python_model.symbolic.params import Chan, SymParams
-from redletter.errors import InputError, InternalError
+from redletter.python_model.symbolic.params import Chan, SymParams
 
 Expr = Any
 

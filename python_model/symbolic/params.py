@@ -3,7 +3,7 @@
 The symbolic engine encodes the transition relation of ``spec/ChandyLamport.tla``
 superposed on ``spec/TokenApp.tla`` for one fixed choice of the constants.  The
 constants come either from a model's ``MC*.tla`` literal definitions
-(:func:`params_from_model`, read with :func:`python_model.values.parse_value`, the
+(:func:`params_from_model`, read with :func:`redletter.python_model.values.parse_value`, the
 same source of truth as TLC) or from :func:`complete_graph`.
 
 Two bounds make the encoding finite; both are stated, never hidden:
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from python_model.values import Bool, Record, Value, parse_value
 from redletter.errors import InputError
+from redletter.python_model.values import Bool, Record, Value, parse_value
 
 Chan = tuple[str, str]
 

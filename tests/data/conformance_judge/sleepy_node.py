@@ -8,8 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from conformance.node import serve
-from conformance.nodes.reference import ReferenceNode
+from redletter.conformance.node import serve
+from redletter.conformance.nodes.reference import ReferenceNode
 
 
 class Sleepy(ReferenceNode):

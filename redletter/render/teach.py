@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from python_model.actions import step
-from python_model.config import ModelConfig
-from python_model.diagram import Diagram, Event, layout
-from python_model.state import State
+from redletter.python_model.actions import step
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.state import State
+from redletter.render.diagram import Diagram, Event, layout
 
 Step = tuple[str, Mapping[str, object]]
 
