@@ -15,7 +15,7 @@ RL := $(BIN)/redletter
 MODEL ?=
 
 
-.PHONY: bench test-slow go-node help venv tlc check check-large check-apalache test lint crosscheck clean distclean
+.PHONY: bench test-slow test-long go-node help venv tlc check check-large check-apalache test lint crosscheck clean distclean
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -46,18 +46,21 @@ check-large: venv tlc ## Model-check the large suite (slow) against spec/manifes
 	$(RL) check --suite large
 
 check-apalache: venv ## Run Apalache on the default suite (needs apalache-mc on PATH, else exit 3)
-	@$(RL) check-apalache
+	@$(RL) apalache check --suite default
 
 # pytest's exit 5 (no tests collected) counts as a failure: CI never passes on nothing.
 PYTEST_RUN = rc=0; $(BIN)/pytest $(1) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests, which counts as a failure" >&2; exit 1; fi; \
 	exit $$rc
 
-test: venv tlc ## Run the fast tests (everything not marked slow); no tests collected is a failure
-	@$(call PYTEST_RUN,-m "not slow")
+test: venv tlc ## Run the fast tests (everything not marked slow or long); no tests collected is a failure
+	@$(call PYTEST_RUN,-m "not slow and not long" --durations=15)
 
-test-slow: venv tlc go-node ## Run the slow tests (whole-model checks, Go node, Spark jobs, long hypothesis runs)
-	@$(call PYTEST_RUN,-m slow)
+test-slow: venv tlc go-node ## Run the slow tests CI runs (each guards something no fast test does)
+	@$(call PYTEST_RUN,-m "slow and not long" --durations=15)
+
+test-long: venv tlc go-node ## Run the long sweeps CI does not run (every model x every node, long fuzzing and hypothesis runs, big Spark jobs)
+	@$(call PYTEST_RUN,-m long --durations=15)
 
 lint: venv ## Lint with ruff and type-check with mypy --strict
 	$(BIN)/ruff check .
@@ -73,6 +76,8 @@ bench: venv tlc go-node ## Run every benchmark in bench/ (ratios measured side b
 	$(BIN)/python bench/bench_harness.py --go $(GO_NODE)
 	$(BIN)/python bench/bench_zoo.py
 	$(BIN)/python bench/bench_dot.py
+	$(BIN)/python bench/bench_cos418.py
+	$(BIN)/python bench/bench_outcome.py
 
 GO_NODE := .cache/bin/reference-go
 

@@ -22,22 +22,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from redletter.conformance.apps import TokenRules, random_walk
 from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
 from redletter.conformance.net import Topology
 from redletter.conformance.node import NodeHost
 from redletter.conformance.nodes.reference import ReferenceNode
+from redletter.conformance.walks import initial_app_states, random_walk
+from redletter.python_model.apps import TokenApp
 
 log = logging.getLogger("bench_harness")
 
 
 def _run(name: str, transport: Transport, nodes: int, steps: int, seed: int) -> list[object]:
     topo = Topology.complete([f"p{i + 1}" for i in range(nodes)])
-    rules = TokenRules({n: 3 for n in topo.nodes})
-    with Driver(transport, topo, "token", {n: rules.initial(n) for n in topo.nodes}) as d:
+    app = TokenApp([3] * len(topo.nodes))
+    with Driver(transport, topo, "token", initial_app_states(app, topo.nodes)) as d:
         d.init()
         t = time.perf_counter()
-        obs = random_walk(d, rules, seed=seed, steps=steps, snapshots=(1, 2, 3))
+        obs = random_walk(d, app, seed=seed, steps=steps, snapshots=(1, 2, 3))
         dt = time.perf_counter() - t
     log.info("%-28s %7d steps in %6.2fs: %9.0f steps/s", name, len(obs), dt, len(obs) / dt)
     return [(o.action, o.params, o.sent, o.recorded, o.completed) for o in obs]

@@ -18,9 +18,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from redletter.conformance.eventlog import dump_log, parse_log  # noqa: E402
+from redletter.conformance.judges.log import validate  # noqa: E402
 from redletter.conformance.nodes.mutants import MUTANTS  # noqa: E402
 from redletter.conformance.nodes.reference import ReferenceNode  # noqa: E402
-from redletter.conformance.validate import drive_and_log, dump_log, model_walk, parse_log, validate  # noqa: E402
+from redletter.conformance.verdict import Verdict  # noqa: E402
+from redletter.conformance.walks import drive_and_log, model_walk  # noqa: E402
 from redletter.python_model.config import load_model  # noqa: E402
 
 MODELS = ("MCToken2", "MCTokenComplete3", "MCConcurrent")
@@ -39,7 +42,7 @@ def main() -> int:
             for seed in range(args.seeds):
                 log = dump_log(drive_and_log(cfg, mutant.factory, model_walk(cfg, seed)))
                 v = validate(cfg, parse_log(log))
-                if v.verdict == "fail" and mutant.lemma in v.explain():
+                if v.verdict == Verdict.FAIL and mutant.lemma in v.explain():
                     hit = (cfg.name, seed)
                     break
             if hit:
@@ -51,7 +54,7 @@ def main() -> int:
     for cfg in cfgs:
         for seed in range(10):
             log = dump_log(drive_and_log(cfg, ReferenceNode, model_walk(cfg, seed)))
-            ref_ok += validate(cfg, parse_log(log)).verdict == "pass"
+            ref_ok += validate(cfg, parse_log(log)).verdict == Verdict.PASS
     print(
         f"zoo: {len(MUTANTS)} mutants, {caught} caught in {zoo:.2f} s; "
         f"reference passes {ref_ok}/{10 * len(cfgs)} walks"

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from redletter.conformance.judge import CommandNode, judge_trace
+from redletter.conformance.judges.drive import CommandNode, judge_trace
 from redletter.conformance.process import Limits
 from redletter.conformance.report import replay_command
 from redletter.conformance.traces import Trace, generate, write_trace
+from redletter.conformance.verdict import Verdict
 from redletter.errors import InputError
 from redletter.project import find_project
 
@@ -74,7 +75,7 @@ class TraceItem(pytest.Item):
         )
         out = Path(str(cfg.getoption("--redletter-out") or Path.cwd() / "store" / "pytest"))
         r = judge_trace(self.trace, node, log_dir=out / "logs")
-        if r.verdict != "pass":
+        if r.verdict != Verdict.PASS:
             path = write_trace(out / f"{self.trace.name}.itf.json", self.trace)
             raise TraceFailed(
                 f"{r.verdict}: {r.explanation()}\nreplay: "

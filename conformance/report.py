@@ -7,7 +7,7 @@ Every run writes to its own folder ``store/<timestamp>-<name>/`` (git-ignored):
 - ``logs/``: the node processes' stderr logs;
 - ``shrunk.itf.json``: the shrunk failing trace (ITF, action and params per state);
 - ``diagram.svg``: its space-time diagram (sends, receives, recorded states and
-  recorded messages; python_model/diagram.py);
+  recorded messages; redletter/render/diagram.py);
 - ``report.html``: the verdict, the divergence in words, the shrunk schedule as a
   table, the diagram inline, and the replay command.
 
@@ -26,10 +26,11 @@ from html import escape
 from pathlib import Path
 
 from redletter.conformance import protocol as p
-from redletter.conformance.judge import JudgeResult
+from redletter.conformance.judges.drive import JudgeResult
 from redletter.conformance.net import Observation
 from redletter.conformance.shrink import ShrinkResult
 from redletter.conformance.traces import Step, write_trace
+from redletter.conformance.verdict import Verdict
 from redletter.render.diagram import Event, layout, render_svg
 
 __all__ = [
@@ -170,17 +171,17 @@ def write_report(
     diagram.svg and report.html; return the paths written."""
     out: dict[str, Path] = {}
     verdict = (
-        "fail"
-        if any(r.verdict == "fail" for r in results)
-        else "unknown"
-        if any(r.verdict == "unknown" for r in results)
-        else "pass"
+        Verdict.FAIL
+        if any(r.verdict == Verdict.FAIL for r in results)
+        else Verdict.UNKNOWN
+        if any(r.verdict == Verdict.UNKNOWN for r in results)
+        else Verdict.PASS
     )
     summary = {
         "verdict": verdict,
         "node": node_cmd,
         "traces": len(results),
-        "counts": {v: sum(r.verdict == v for r in results) for v in ("pass", "fail", "unknown")},
+        "counts": {v.value: sum(r.verdict == v for r in results) for v in Verdict},
         "results": [_result_json(r) for r in results],
     }
     shown = shrunk.result if shrunk is not None else (results[-1] if results else None)
@@ -226,7 +227,7 @@ def write_report(
         f"<p>node: <code>{escape(node_cmd)}</code>; traces judged: {len(results)} "
         f"({', '.join(f'{k} {v}' for k, v in summary['counts'].items())})</p>",  # type: ignore[attr-defined]
     ]
-    if shown is not None and shown.verdict != "pass":
+    if shown is not None and shown.verdict != Verdict.PASS:
         html.append(f"<h2>Divergence</h2><p>{escape(shown.explanation())}</p>")
     if shrunk is not None:
         html.append(

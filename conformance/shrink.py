@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from redletter.conformance.judge import JudgeResult, NodeSpec, judge_trace
-from redletter.conformance.traces import Step, Trace, model_of
+from redletter.conformance.judges.drive import JudgeResult, NodeSpec, judge_trace
+from redletter.conformance.traces import Step, Trace, model_of, replay_states
+from redletter.conformance.verdict import Verdict
 from redletter.python_model.actions import ActionDisabled, step
 from redletter.python_model.config import ModelConfig
 
@@ -34,7 +35,7 @@ class ShrinkResult:
 
 def failure_key(r: JudgeResult) -> str | None:
     """What "fails the same way" compares: the divergence kind or the node error class."""
-    if r.verdict != "fail":
+    if r.verdict != Verdict.FAIL:
         return None
     if r.divergence is not None:
         return r.divergence.kind
@@ -43,8 +44,6 @@ def failure_key(r: JudgeResult) -> str | None:
 
 def normalise(cfg: ModelConfig, steps: Sequence[Step]) -> tuple[Step, ...]:
     """The steps the model accepts, in order, each from the state the kept ones reach."""
-    from redletter.conformance.traces import replay_states
-
     s = replay_states(cfg, ())[0]
     kept: list[Step] = []
     for st in steps:
@@ -70,7 +69,7 @@ def shrink(
     run = judge if judge is not None else (lambda t: judge_trace(t, node, cfg=cfg))
     cache: dict[tuple[Step, ...], JudgeResult | None] = {}
     runs = 0
-    best_steps = normalise(cfg, failing.failing_prefix)
+    best_steps = normalise(cfg, failing.schedule)
     best = failing
 
     def fails(steps: tuple[Step, ...]) -> bool:
@@ -124,7 +123,7 @@ def shrink(
                 changed = True
                 break
     final = best
-    prefix = final.failing_prefix
+    prefix = final.schedule
     shrunk = trace.with_steps(prefix, name=f"{trace.name}-shrunk")
     # Re-judge the cut run without a drain: it must fail at its last step by itself.
     last = run(shrunk)

@@ -39,14 +39,20 @@ from typing import Any, Final, TypeAlias
 from frozendict import frozendict
 
 from redletter.errors import InputError
-from redletter.python_model.actions import ACTION_NAMES, init_states, step, successors
+from redletter.python_model.actions import (
+    ACTION_NAMES,
+    app_action_bound,
+    init_states,
+    step,
+    successors,
+)
 from redletter.python_model.config import ModelConfig, load_model
 from redletter.python_model.itf import (
     FrozenJson,
     ItfState,
     freeze_json,
+    read_itf,
     thaw_json,
-    trace_from_json,
     trace_to_json,
 )
 from redletter.python_model.state import State, to_tla
@@ -202,15 +208,7 @@ def _meta_str(meta: Mapping[str, FrozenJson], key: str, path: Path) -> str:
 def read_trace(path: Path) -> Trace:
     """Read a trace written by :func:`write_trace`; the states are checked against the
     model (each must be the model's successor by the step its #meta names)."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read the trace: {exc.strerror}", path=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not JSON: {exc.msg} (line {exc.lineno})", path=str(path), code="RL-INPUT-ITF"
-        ) from None
-    itf = trace_from_json(doc)
+    itf = read_itf(path)
     meta = itf.meta
     name = _meta_str(meta, "name", path)
     model = _meta_str(meta, "model", path)
@@ -253,8 +251,6 @@ class _Graph:
 def state_graph(cfg: ModelConfig) -> _Graph:
     """The labelled state graph (one edge per distinct (src, action, dst), the first
     binding in ``Next``'s order giving its parameters), under the cfg's CONSTRAINT."""
-    from redletter.python_model.actions import app_action_bound
-
     init = _initial(cfg)
     index: dict[State, int] = {init: 0}
     states = [init]

@@ -2,7 +2,7 @@
 
 A runner takes a trace path and returns ``verdict``, ``steps``, ``seconds``,
 ``detail`` and ``actions`` (the action names the executed schedule used); it runs
-:func:`redletter.conformance.judge.judge_trace` (drive mode: every step compared with the
+:func:`redletter.conformance.judges.drive.judge_trace` (drive mode: every step compared with the
 reference model, then every message drained and the snapshots reported).
 
 - :func:`reference_runner`: the in-process reference node
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from redletter.conformance.judge import (
+from redletter.conformance.judges.drive import (
     CommandNode,
     InProcessNode,
     JudgeResult,

@@ -76,10 +76,6 @@ class ActionDisabled(RedletterError):
     exit_code = Exit.FAIL
 
 
-def _rep(t: tuple[object, ...], i: int, v: object) -> tuple[object, ...]:
-    return (*t[:i], v, *t[i + 1 :])
-
-
 def app_state(s: State) -> GState:
     """``AppState``: the machines and the buffers with the red letters left out."""
     return (

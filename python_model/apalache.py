@@ -9,6 +9,9 @@ uses; when ``apalache-mc`` is not on PATH every entry point raises
 
 Apalache's exit codes: 0 no error found, 12 a counterexample (check) or a
 violation (simulate), 120 a type error, 75 a parse error, anything else an error.
+
+:func:`check_model` checks one model of ``spec/manifest.json`` and compares the
+verdict with the row (``redletter apalache check`` runs it on a suite).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from redletter.errors import EnvironmentMissing, InputError
+from redletter.manifest import ModelEntry
 from redletter.python_model.itf import ItfTrace, trace_from_json
 from redletter.toolchain import APALACHE_HINT
 
@@ -34,6 +38,7 @@ EXIT_TYPECHECK = 120
 EXIT_PARSE = 75
 
 Verdict = Literal["ok", "violation", "type-error", "parse-error", "error", "timeout"]
+Outcome = Literal["ok", "MISMATCH", "unknown"]
 
 
 def find_apalache(executable: str = "apalache-mc", path: str | None = None) -> str:
@@ -224,3 +229,44 @@ def typecheck(
     with tempfile.TemporaryDirectory(prefix="redletter-apalache-") as tmp:
         out = Path(tmp)
         return run(typecheck_command(exe, spec, out), spec.parent, out, timeout)
+
+
+@dataclass(frozen=True)
+class ApalacheRow:
+    """One model of a suite: its manifest row, Apalache's run, and the time it had."""
+
+    entry: ModelEntry
+    result: ApalacheResult
+    timeout: float
+
+    @property
+    def expected(self) -> Verdict:
+        """What Apalache must say: ``ok`` for a model that passes, else ``violation``."""
+        return "ok" if self.entry.expect == "success" else "violation"
+
+    @property
+    def outcome(self) -> Outcome:
+        """``ok`` when Apalache agrees with the row, ``unknown`` on a timeout, else
+        ``MISMATCH`` (a type or parse error is a mismatch too)."""
+        if self.result.verdict == "timeout":
+            return "unknown"
+        return "ok" if self.result.verdict == self.expected else "MISMATCH"
+
+
+def check_model(
+    spec_dir: Path,
+    entry: ModelEntry,
+    *,
+    length: int = 10,
+    timeout: float = 600.0,
+    executable: str = "apalache-mc",
+) -> ApalacheRow:
+    """``apalache-mc check`` on ``<model>.tla`` with its ``.cfg``, compared with the row."""
+    result = check(
+        spec_dir / f"{entry.model}.tla",
+        config=spec_dir / f"{entry.model}.cfg",
+        length=length,
+        timeout=timeout,
+        executable=executable,
+    )
+    return ApalacheRow(entry, result, timeout)

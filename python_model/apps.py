@@ -28,7 +28,7 @@ from typing import TypeAlias, cast
 
 from redletter.errors import InputError
 from redletter.python_model.state import GState, Local
-from redletter.python_model.values import FALSE, TRUE, Bool, Record, Value
+from redletter.python_model.values import FALSE, TRUE, Bool, Record, Value, apply_fn
 
 __all__ = ["App", "DiffusingApp", "HistoryApp", "Json", "TokenApp", "make_app"]
 
@@ -76,10 +76,6 @@ class App(ABC):
     @abstractmethod
     def local_from_json(self, v: Json) -> Local | None:
         """The local state a JSON value encodes, or ``None`` if it encodes none."""
-
-
-def _locals(g: GState) -> tuple[Local, ...]:
-    return g[0]
 
 
 class TokenApp(App):
@@ -335,7 +331,6 @@ def make_app(
     path: str,
 ) -> App:
     """The application ``module`` with the model's constants."""
-    from redletter.python_model.config import apply_fn
 
     def bad(what: str) -> InputError:
         return InputError(what, path=path, code="RL-INPUT-MODEL")

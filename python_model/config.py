@@ -1,8 +1,10 @@
 """Model definitions, read from the same files TLC reads (one source of truth).
 
 :func:`load_model` reads ``spec/<name>.tla`` (the MC module: its ``MCxxx == <literal>``
-definitions and the application module it EXTENDS) and ``spec/<name>.cfg`` (the
-``<-`` bindings, SPECIFICATION, CONSTRAINT, INVARIANTS, PROPERTIES) and returns a
+definitions and the module it EXTENDS, e.g. ``ChandyLamportToken``, which names the
+application) and ``spec/<name>.cfg`` (the ``<-`` bindings, the overridden step as
+``Step <- [ChandyLamport] Mutant``, SPECIFICATION, CONSTRAINT, INVARIANTS, PROPERTIES)
+and returns a
 :class:`ModelConfig`: the constants as TLA+ values, the index structures the Python
 model works with (machines and buffers as small integers, colours as bitmasks), the
 application (:mod:`redletter.python_model.apps`) and the overridable steps (the mutants,
@@ -21,14 +23,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from redletter.errors import InputError
-from redletter.python_model.values import Fcn, Record, Value, fcn, parse_value
-
-if TYPE_CHECKING:
-    from redletter.python_model.apps import App
-    from redletter.python_model.mutants import Steps
+from redletter.python_model.apps import App, make_app
+from redletter.python_model.mutants import Steps, make_steps
+from redletter.python_model.values import Fcn, Record, Value, apply_fn, fcn, parse_value
 
 __all__ = [
     "APP_MODULES",
@@ -36,7 +35,6 @@ __all__ = [
     "OVERRIDES",
     "PROPERTY_NAMES",
     "ModelConfig",
-    "apply_fn",
     "available_models",
     "load_model",
     "parse_definition",
@@ -47,6 +45,16 @@ APP_MODULES: Mapping[str, tuple[str, ...]] = {
     "TokenApp": ("Tokens",),
     "DiffusingApp": ("Root", "Budget"),
     "HistoryApp": ("Script", "StartAfter"),
+}
+
+#: The module per application that instantiates ChandyLamport with its App* operators
+#: bound to the application's: a model EXTENDS one of these.  (The older form, EXTENDS
+#: ChandyLamport and the application with the App* bindings in the cfg, is still read:
+#: trace files and generated models carry it.)
+APP_WRAPPERS: Mapping[str, str] = {
+    "ChandyLamportToken": "TokenApp",
+    "ChandyLamportDiffusing": "DiffusingApp",
+    "ChandyLamportHistory": "HistoryApp",
 }
 
 #: The constants every model binds to an MC definition (besides its app's).
@@ -224,21 +232,6 @@ def parse_definition(text: str, *, path: str | None = None, line: int | None = N
     return fcn(merged.items())
 
 
-def apply_fn(f: Value, x: Value) -> Value:
-    """``f[x]`` for a TLA+ function value in canonical shape (KeyError when outside)."""
-    if isinstance(f, tuple):
-        if type(x) is int and 1 <= x <= len(f):
-            return f[x - 1]
-        raise KeyError(x)
-    if isinstance(f, Record):
-        if isinstance(x, str):
-            return f[x]
-        raise KeyError(x)
-    if isinstance(f, Fcn):
-        return f[x]
-    raise KeyError(x)
-
-
 # --------------------------------------------------------------------------- files
 
 _BLOCK_COMMENT = re.compile(r"\(\*.*?\*\)", re.DOTALL)
@@ -328,9 +321,14 @@ _SECTION_WORDS = {
 }
 
 
+_MODULE_SCOPE = re.compile(r"^\[\s*(\w+)\s*\]\s*(\S+)$")
+
+
 @dataclass
 class _Cfg:
-    bindings: list[tuple[str, str, int]] = field(default_factory=list)
+    #: ``(lhs, module, rhs, line)``: ``lhs <- rhs``, or ``lhs <- [module] rhs`` (TLC's
+    #: override of ``lhs`` as defined in ``module``)
+    bindings: list[tuple[str, str | None, str, int]] = field(default_factory=list)
     sections: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
 
@@ -364,7 +362,9 @@ def _read_cfg(path: Path) -> _Cfg:
                     code="RL-INPUT-MODEL",
                 )
             lhs, rhs = (x.strip() for x in text.split("<-", 1))
-            cfg.bindings.append((lhs, rhs, lineno))
+            scoped = _MODULE_SCOPE.match(rhs)
+            module = scoped.group(1) if scoped else None
+            cfg.bindings.append((lhs, module, scoped.group(2) if scoped else rhs, lineno))
         else:
             cfg.sections[section].extend((w, lineno) for w in words)
     return cfg
@@ -377,9 +377,6 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
     unknown binding or override (naming the cfg file and line), or a definition that
     is not a literal value.
     """
-    from redletter.python_model.apps import make_app
-    from redletter.python_model.mutants import make_steps
-
     tla_path = spec_dir / f"{name}.tla"
     cfg_path = spec_dir / f"{name}.cfg"
     if not (tla_path.is_file() and cfg_path.is_file()):
@@ -389,20 +386,38 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             f"unknown model {name!r} in {spec_dir} (available: {listed})", code="RL-INPUT-MODEL"
         )
     extends, defs = _read_tla(tla_path)
+    wrappers = [m for m in extends if m in APP_WRAPPERS]
     apps = [m for m in extends if m in APP_MODULES]
-    if "ChandyLamport" not in extends or len(apps) != 1:
+    if len(wrappers) == 1 and not apps and "ChandyLamport" not in extends:
+        wrapper: str | None = wrappers[0]
+        app_module = APP_WRAPPERS[wrappers[0]]
+    elif not wrappers and "ChandyLamport" in extends and len(apps) == 1:
+        wrapper = None
+        app_module = apps[0]
+    else:
         raise InputError(
-            "the model must EXTEND ChandyLamport and exactly one of " + ", ".join(APP_MODULES),
+            "the model must EXTEND exactly one of "
+            + ", ".join(APP_WRAPPERS)
+            + " (or ChandyLamport and exactly one of "
+            + ", ".join(APP_MODULES)
+            + ")",
             path=str(tla_path),
             code="RL-INPUT-MODEL",
         )
-    app_module = apps[0]
     cfg = _read_cfg(cfg_path)
     wanted_constants = set(CORE_CONSTANTS) | set(APP_MODULES[app_module])
     definitions: dict[str, Value] = {}
     constants: dict[str, Value] = {}
     overrides: dict[str, str] = {op: names[0] for op, names in OVERRIDES.items()}
-    for lhs, rhs, lineno in cfg.bindings:
+    for lhs, module, rhs, lineno in cfg.bindings:
+        if module is not None and (lhs not in OVERRIDES or module != "ChandyLamport"):
+            raise InputError(
+                f"unknown binding {lhs} <- [{module}] {rhs}: only the steps of ChandyLamport "
+                "(" + ", ".join(OVERRIDES) + ") are overridden in a module",
+                path=str(cfg_path),
+                line=lineno,
+                code="RL-INPUT-MODEL",
+            )
         if lhs in wanted_constants:
             d = defs.get(rhs)
             if d is None or d.params:
@@ -416,6 +431,13 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             definitions[rhs] = value
             constants[lhs] = value
         elif lhs in APP_BINDINGS:
+            if wrapper is not None:
+                raise InputError(
+                    f"{lhs} is bound by {wrapper}, which {tla_path.name} extends; remove this line",
+                    path=str(cfg_path),
+                    line=lineno,
+                    code="RL-INPUT-MODEL",
+                )
             if rhs != APP_BINDINGS[lhs]:
                 raise InputError(
                     f"{lhs} must be bound to {app_module}'s {APP_BINDINGS[lhs]}, not {rhs}",
@@ -435,6 +457,14 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             if rhs != lhs and rhs not in defs:
                 raise InputError(
                     f"{lhs} is bound to {rhs}, which {tla_path.name} does not define",
+                    path=str(cfg_path),
+                    line=lineno,
+                    code="RL-INPUT-MODEL",
+                )
+            if wrapper is not None and module is None:
+                raise InputError(
+                    f"{lhs} <- {rhs} overrides only {wrapper}'s copy of {lhs}, which the "
+                    f"actions do not use: write {lhs} <- [ChandyLamport] {rhs}",
                     path=str(cfg_path),
                     line=lineno,
                     code="RL-INPUT-MODEL",

@@ -34,6 +34,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 from frozendict import frozendict
@@ -58,6 +59,7 @@ __all__ = [
     "ItfTrace",
     "freeze_json",
     "itf_trace_to_json",
+    "read_itf",
     "thaw_json",
     "trace_from_json",
     "trace_to_json",
@@ -391,3 +393,38 @@ def trace_from_json(obj: Json) -> ItfTrace:
         values = State((n, value_from_itf(raw[n], path=_child(where, n))) for n in names)
         states.append(ItfState(values, _freeze_object(smeta, _child(where, "#meta"))))
     return ItfTrace(names, tuple(states), _freeze_object(meta, "#meta"), params, loop)
+
+
+def read_itf(path: Path) -> ItfTrace:
+    """Read an ITF trace file (``*.itf.json``): the one reader of ITF files.
+
+    Every problem is an :class:`InputError` (code ``RL-INPUT-ITF``) naming the file
+    and what is wrong: it cannot be read, it is not UTF-8 JSON (with the line), or it
+    is not an ITF trace (with the JSON path of the bad element, as
+    :func:`trace_from_json` names it).
+    """
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(
+            f"cannot read the trace: {exc.strerror}", code="RL-INPUT-ITF", path=where
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"expected UTF-8 text, got a byte that is not UTF-8 at offset {exc.start}",
+            code="RL-INPUT-ITF",
+            path=where,
+        ) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not JSON: {exc.msg}", code="RL-INPUT-ITF", path=where, line=exc.lineno
+        ) from None
+    except RecursionError:
+        raise InputError("not JSON: nested too deeply", code="RL-INPUT-ITF", path=where) from None
+    try:
+        return trace_from_json(doc)
+    except InputError as exc:
+        raise InputError(exc.message, code=exc.code, path=where) from None

@@ -10,15 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from redletter.errors import InputError
 from redletter.python_model.state import State
 
-if TYPE_CHECKING:
-    from redletter.python_model.config import ModelConfig
+__all__ = ["STEP_FUNCTIONS", "Steps", "Wiring", "make_steps"]
 
-__all__ = ["STEP_FUNCTIONS", "Steps", "make_steps"]
+
+class Wiring(Protocol):
+    """What the steps read of a model: who is wired to which buffer
+    (:class:`~redletter.python_model.config.ModelConfig` is one)."""
+
+    @property
+    def chan_dst(self) -> tuple[int, ...]:
+        """Per buffer: the index of the machine it delivers to."""
+
+    @property
+    def in_mask(self) -> tuple[int, ...]:
+        """Per machine: the bitmask of its input buffers."""
+
+    @property
+    def out_mask(self) -> tuple[int, ...]:
+        """Per machine: the bitmask of its output buffers."""
+
 
 _EMPTY: tuple[int, ...] = ()
 _FIRST: tuple[int, ...] = (1,)
@@ -50,39 +65,39 @@ def late_enqueue(b: tuple[int, ...], m: int) -> tuple[int, ...]:
 
 
 # RedLettersOut(p, k): the buffers p sends red letters of k over when it turns red.
-def red_letters_out(cfg: ModelConfig, s: State, p: int, k: int) -> int:
+def red_letters_out(cfg: Wiring, s: State, p: int, k: int) -> int:
     """``RedLettersOut(p, k) == Out(p)``."""
     return cfg.out_mask[p]
 
 
-def starter_only(cfg: ModelConfig, s: State, p: int, k: int) -> int:
+def starter_only(cfg: Wiring, s: State, p: int, k: int) -> int:
     """``StarterOnly(p, k) == IF red[k] = {} THEN Out(p) ELSE {}``."""
     return cfg.out_mask[p] if s.red[k] == 0 else 0
 
 
 # Recording(k, p, c): does red machine p record what it receives from c for k?
-def recording(cfg: ModelConfig, s: State, k: int, p: int, c: int) -> bool:
+def recording(cfg: Wiring, s: State, k: int, p: int, c: int) -> bool:
     """``Recording(k, p, c) == p \\in red[k] /\\ c \\notin redBuf[k]``."""
     return bool(s.red[k] >> p & 1) and not s.red_buf[k] >> c & 1
 
 
-def no_recording(cfg: ModelConfig, s: State, k: int, p: int, c: int) -> bool:
+def no_recording(cfg: Wiring, s: State, k: int, p: int, c: int) -> bool:
     """``NoRecording(k, p, c) == FALSE``."""
     return False
 
 
-def stop_at_first(cfg: ModelConfig, s: State, k: int, p: int, c: int) -> bool:
+def stop_at_first(cfg: Wiring, s: State, k: int, p: int, c: int) -> bool:
     """``StopAtFirst(k, p, c) == p \\in red[k] /\\ In(p) \\cap redBuf[k] = {}``."""
     return bool(s.red[k] >> p & 1) and not (cfg.in_mask[p] & s.red_buf[k])
 
 
 # TurnsRed(c, k): the snapshots in which c turns red on receipt of a red letter of k.
-def turns_red(cfg: ModelConfig, s: State, c: int, k: int) -> int:
+def turns_red(cfg: Wiring, s: State, c: int, k: int) -> int:
     """``TurnsRed(c, k) == {k}``."""
     return 1 << k
 
 
-def turns_red_in_all(cfg: ModelConfig, s: State, c: int, k: int) -> int:
+def turns_red_in_all(cfg: Wiring, s: State, c: int, k: int) -> int:
     """``TurnsRedInAll(c, k) == {k} \\cup {j \\in Snap : Dst(c) \\in red[j]}``."""
     dst = cfg.chan_dst[c]
     out = 1 << k
@@ -98,9 +113,9 @@ class Steps:
 
     deliverable: Callable[[State, int], Sequence[int]]
     enqueue: Callable[[tuple[int, ...], int], tuple[int, ...]]
-    red_letters_out: Callable[[ModelConfig, State, int, int], int]
-    recording: Callable[[ModelConfig, State, int, int, int], bool]
-    turns_red: Callable[[ModelConfig, State, int, int], int]
+    red_letters_out: Callable[[Wiring, State, int, int], int]
+    recording: Callable[[Wiring, State, int, int, int], bool]
+    turns_red: Callable[[Wiring, State, int, int], int]
     names: Mapping[str, str]  #: operator -> the TLA+ definition mirrored
 
 

@@ -24,14 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import Final, Protocol, TypeAlias
 
 from redletter.errors import InputError
 from redletter.python_model.values import Fcn, Record, Value, fcn
 from redletter.python_model.values import State as TlaState
-
-if TYPE_CHECKING:
-    from redletter.python_model.config import ModelConfig
 
 __all__ = [
     "ACT_INTERNAL",
@@ -42,6 +39,8 @@ __all__ = [
     "Act",
     "GState",
     "Local",
+    "LocalCodec",
+    "ModelShape",
     "State",
     "act_to_tla",
     "from_tla",
@@ -55,6 +54,34 @@ Local: TypeAlias = Hashable
 GState: TypeAlias = tuple[tuple[Local, ...], tuple[tuple[int, ...], ...]]
 """A global app state ``[local |-> ..., buf |-> ...]``: locals per machine (``None``
 outside the domain, for a partial snapshot) and app values per buffer."""
+
+
+class LocalCodec(Protocol):
+    """An application's local states as TLA+ values
+    (every :class:`~redletter.python_model.apps.App` is one)."""
+
+    def local_to_tla(self, s: Local) -> Value: ...
+    def local_from_tla(self, v: Value) -> Local: ...
+
+
+class ModelShape(Protocol):
+    """What :func:`to_tla` and :func:`from_tla` read of a model: its machines, buffers
+    and snapshots in index order, and its application's local-state codec
+    (:class:`~redletter.python_model.config.ModelConfig` is one)."""
+
+    @property
+    def procs(self) -> tuple[str, ...]: ...
+    @property
+    def chans(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def snaps(self) -> tuple[int, ...]: ...
+    @property
+    def proc_index(self) -> Mapping[str, int]: ...
+    @property
+    def chan_index(self) -> Mapping[tuple[str, str], int]: ...
+    @property
+    def app(self) -> LocalCodec: ...
+
 
 ACT_SEND: Final = 0
 ACT_RECEIVE: Final = 1
@@ -137,7 +164,7 @@ def _msg(v: int) -> Value:
     return Record((("kind", "red"), ("snap", -v), ("val", 0)))
 
 
-def gstate_to_tla(cfg: ModelConfig, g: GState) -> Value:
+def gstate_to_tla(cfg: ModelShape, g: GState) -> Value:
     """``[local |-> ..., buf |-> ...]`` as TLC prints it."""
     app = cfg.app
     local = _fn([(cfg.procs[i], app.local_to_tla(x)) for i, x in enumerate(g[0]) if x is not None])
@@ -145,7 +172,7 @@ def gstate_to_tla(cfg: ModelConfig, g: GState) -> Value:
     return Record((("local", local), ("buf", buf)))
 
 
-def act_to_tla(cfg: ModelConfig, a: Act) -> Value:
+def act_to_tla(cfg: ModelShape, a: Act) -> Value:
     """``[kind |-> "send", p |-> ..., q |-> ..., val |-> ...]``."""
     return Record(
         (
@@ -157,15 +184,15 @@ def act_to_tla(cfg: ModelConfig, a: Act) -> Value:
     )
 
 
-def _procs(cfg: ModelConfig, mask: int) -> frozenset[Value]:
+def _procs(cfg: ModelShape, mask: int) -> frozenset[Value]:
     return frozenset(p for i, p in enumerate(cfg.procs) if mask >> i & 1)
 
 
-def _chans(cfg: ModelConfig, mask: int) -> frozenset[Value]:
+def _chans(cfg: ModelShape, mask: int) -> frozenset[Value]:
     return frozenset(c for i, c in enumerate(cfg.chans) if mask >> i & 1)
 
 
-def to_tla(cfg: ModelConfig, s: State) -> TlaState:
+def to_tla(cfg: ModelShape, s: State) -> TlaState:
     """The state as :func:`redletter.python_model.values.parse_state` reads TLC's print of it."""
     app = cfg.app
     ks = cfg.snaps
@@ -247,7 +274,7 @@ def _int_seq(v: Value, what: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v if type(x) is int)
 
 
-def from_tla(cfg: ModelConfig, t: Mapping[str, Value]) -> State:
+def from_tla(cfg: ModelShape, t: Mapping[str, Value]) -> State:
     """The :class:`State` for a TLC state (inverse of :func:`to_tla`)."""
     missing = [n for n in TLA_NAMES.values() if n not in t]
     if missing:

@@ -65,6 +65,7 @@ __all__ = [
     "Record",
     "State",
     "Value",
+    "apply_fn",
     "check_value",
     "fcn",
     "is_tlc_name",
@@ -270,6 +271,21 @@ def fcn(pairs: Iterable[tuple[Value, Value]]) -> Value:
 def record(**fields: Value) -> Value:
     """``[f1 |-> v1, ...]``; with no fields, the empty function ``()``."""
     return Record(fields.items()) if fields else ()
+
+
+def apply_fn(f: Value, x: Value) -> Value:
+    """``f[x]`` for a TLA+ function value in canonical shape (KeyError when outside)."""
+    if isinstance(f, tuple):
+        if type(x) is int and 1 <= x <= len(f):
+            return f[x - 1]
+        raise KeyError(x)
+    if isinstance(f, Record):
+        if isinstance(x, str):
+            return f[x]
+        raise KeyError(x)
+    if isinstance(f, Fcn):
+        return f[x]
+    raise KeyError(x)
 
 
 # --------------------------------------------------------------------------- order

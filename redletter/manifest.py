@@ -1,14 +1,23 @@
 """``spec/manifest.json``: the oracle every engine is compared against.
 
 Per model: the suite it belongs to, what it exercises, the result TLC must
-report (``expect``, in TLC's words), the property a failing model must name
-(``violated``) and, for models that pass, the exact distinct-state count, total
-states generated and search depth.
+report (``result``, in TLC's words), the property a failing model must name
+(``violatedProperty``) and, for models that pass, the exact distinct-state count,
+total states generated and search depth (``distinctStates``, ``totalStates``,
+``stateDepth``).  Those four fields are named as in the tlaplus/Examples
+manifest schema; the others are this kit's (``model``, ``suite``, ``app``,
+``processes``, ``snapshots``, ``checkDeadlock``, ``violatedProperty``, ``bug``).
+The counts are required for a ``success`` row and may be left out of the others;
+``violatedProperty`` is required for a ``safety failure`` row; ``bug`` is optional.
 
 Failing models are compared on result and violated name only: TLC stops at
 the first violation, and with two workers the counts at that moment vary from
 run to run.  TLC 2.15 does not name the temporal property a liveness failure
-violated, so ``violated`` is not compared for ``liveness failure`` rows either.
+violated, so ``violatedProperty`` is not compared for ``liveness failure`` rows
+either.
+
+:class:`ModelEntry` keeps the Python names the rest of the kit uses
+(``expect``, ``violated``, ``distinct``, ``total``, ``depth``, ``check_deadlock``).
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ from typing import Any
 from redletter.errors import InputError
 from redletter.tlc import ResultKind, TlcResult
 
-EXPECT_VALUES = ("success", "safety failure", "liveness failure", "deadlock")
+EXPECT_VALUES = ("success", "safety failure", "liveness failure", "deadlock failure")
 SUITES = ("default", "large")
 
 
@@ -37,19 +46,22 @@ class TlcPin:
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """One row of the manifest: a model and what TLC must say about it."""
+    """One row of the manifest: a model and what TLC must say about it.
+
+    The attributes whose manifest field is named otherwise say which.
+    """
 
     model: str
     suite: str
     app: str
     processes: int
     snapshots: int
-    check_deadlock: bool
-    expect: str
-    violated: str | None
-    distinct: int
-    total: int
-    depth: int
+    check_deadlock: bool  #: ``checkDeadlock``
+    expect: str  #: ``result``: one of :data:`EXPECT_VALUES`
+    violated: str | None  #: ``violatedProperty``
+    distinct: int  #: ``distinctStates`` (0 when a failing row leaves it out)
+    total: int  #: ``totalStates``
+    depth: int  #: ``stateDepth``
     bug: str | None
 
 
@@ -101,10 +113,46 @@ def _fail(path: Path, what: str) -> InputError:
     )
 
 
+_MISSING: Any = object()
+
+#: The manifest fields of one model row, in the order the README lists them.
+ROW_FIELDS = (
+    "model",
+    "suite",
+    "app",
+    "processes",
+    "snapshots",
+    "checkDeadlock",
+    "result",
+    "violatedProperty",
+    "distinctStates",
+    "totalStates",
+    "stateDepth",
+    "bug",
+)
+
+#: Field names of the manifest's earlier format, and what they are called now.
+_RENAMED = {
+    "expect": "result",
+    "violated": "violatedProperty",
+    "distinct": "distinctStates",
+    "total": "totalStates",
+    "depth": "stateDepth",
+    "check_deadlock": "checkDeadlock",
+}
+
+
 def _field(
-    path: Path, row: dict[str, Any], where: str, key: str, kind: type | tuple[type, ...]
+    path: Path,
+    row: dict[str, Any],
+    where: str,
+    key: str,
+    kind: type | tuple[type, ...],
+    default: Any = _MISSING,
 ) -> Any:
     if key not in row:
+        if default is not _MISSING:
+            return default
         raise _fail(path, f'{where} has no "{key}"')
     value = row[key]
     kinds = kind if isinstance(kind, tuple) else (kind,)
@@ -113,6 +161,53 @@ def _field(
         names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
         raise _fail(path, f'{where}: "{key}" must be {names}, got {json.dumps(value)}')
     return value
+
+
+def _row(path: Path, row: dict[str, Any], where: str, name: str) -> ModelEntry:
+    for key in row:
+        if key not in ROW_FIELDS:
+            hint = (
+                f' (now called "{_RENAMED[key]}")'
+                if key in _RENAMED
+                else f"; the fields are {', '.join(ROW_FIELDS)}"
+            )
+            raise _fail(path, f'{where}: unknown field "{key}"{hint}')
+    expect = _field(path, row, where, "result", str)
+    if expect not in EXPECT_VALUES:
+        raise _fail(
+            path,
+            f'{where}: "result" must be one of '
+            f"{', '.join(json.dumps(v) for v in EXPECT_VALUES)}, got {json.dumps(expect)}",
+        )
+    counted = expect == "success"
+    count = _MISSING if counted else 0
+    violated = _field(path, row, where, "violatedProperty", (str, type(None)), None)
+    if expect == "safety failure" and violated is None:
+        raise _fail(
+            path,
+            f'{where}: a "safety failure" row must name the property TLC reports in '
+            '"violatedProperty"',
+        )
+    entry = ModelEntry(
+        model=name,
+        suite=_field(path, row, where, "suite", str),
+        app=_field(path, row, where, "app", str),
+        processes=_field(path, row, where, "processes", int),
+        snapshots=_field(path, row, where, "snapshots", int),
+        check_deadlock=_field(path, row, where, "checkDeadlock", bool),
+        expect=expect,
+        violated=violated,
+        distinct=_field(path, row, where, "distinctStates", int, count),
+        total=_field(path, row, where, "totalStates", int, count),
+        depth=_field(path, row, where, "stateDepth", int, count),
+        bug=_field(path, row, where, "bug", (str, type(None)), None),
+    )
+    if entry.suite not in SUITES:
+        raise _fail(
+            path,
+            f'{where}: "suite" must be one of {", ".join(SUITES)}, got {json.dumps(entry.suite)}',
+        )
+    return entry
 
 
 def parse_manifest(data: Any, path: Path) -> Manifest:
@@ -138,39 +233,7 @@ def parse_manifest(data: Any, path: Path) -> Manifest:
         if name in seen:
             raise _fail(path, f"{where}: model {name} is listed twice")
         seen.add(name)
-        entry = ModelEntry(
-            model=name,
-            suite=_field(path, row, where, "suite", str),
-            app=_field(path, row, where, "app", str),
-            processes=_field(path, row, where, "processes", int),
-            snapshots=_field(path, row, where, "snapshots", int),
-            check_deadlock=_field(path, row, where, "check_deadlock", bool),
-            expect=_field(path, row, where, "expect", str),
-            violated=_field(path, row, where, "violated", (str, type(None))),
-            distinct=_field(path, row, where, "distinct", int),
-            total=_field(path, row, where, "total", int),
-            depth=_field(path, row, where, "depth", int),
-            bug=_field(path, row, where, "bug", (str, type(None))),
-        )
-        if entry.suite not in SUITES:
-            raise _fail(
-                path,
-                f'{where}: "suite" must be one of {", ".join(SUITES)}, got '
-                f"{json.dumps(entry.suite)}",
-            )
-        if entry.expect not in EXPECT_VALUES:
-            raise _fail(
-                path,
-                f'{where}: "expect" must be one of '
-                f"{', '.join(json.dumps(v) for v in EXPECT_VALUES)}, got "
-                f"{json.dumps(entry.expect)}",
-            )
-        if entry.expect == "safety failure" and entry.violated is None:
-            raise _fail(
-                path,
-                f'{where}: a "safety failure" row must name the property TLC reports in "violated"',
-            )
-        models.append(entry)
+        models.append(_row(path, row, where, name))
     return Manifest(path=path, tlc=pin, models=tuple(models))
 
 

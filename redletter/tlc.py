@@ -137,7 +137,7 @@ class ResultKind(StrEnum):
     SUCCESS = "success"
     SAFETY_FAILURE = "safety failure"
     LIVENESS_FAILURE = "liveness failure"
-    DEADLOCK = "deadlock"
+    DEADLOCK = "deadlock failure"
     ERROR = "error"
 
 

@@ -2,23 +2,25 @@
 (***************************************************************************)
 (* The distributed snapshot of Chandy, Lamport and Misra, as presented by  *)
 (* Dijkstra in EWD 864 "The distributed snapshot of Chandy/Lamport/Misra"  *)
-(* (1983).  We follow his words and his two-stage presentation: first the *)
+(* (1983).  We follow his words and his two-stage presentation: first the  *)
 (* red-letter traffic, then the recording it triggers.                     *)
 (*                                                                         *)
 (* The algorithm is superposed on an application (TokenApp, DiffusingApp,  *)
-(* HistoryApp), which it receives through the constant operators App*.    *)
-(* A model (an MC*.tla module) extends this module and one application    *)
-(* module and binds App* to the application's operators in its .cfg.      *)
+(* HistoryApp), which it receives through the constant operators App*. One *)
+(* module per application instantiates this one with App* bound to that    *)
+(* application's operators (ChandyLamportToken, ChandyLamportDiffusing,    *)
+(* ChandyLamportHistory); a model (an MC*.tla module and its .cfg) extends *)
+(* one of those and gives the constants.                                   *)
 (*                                                                         *)
-(* Several snapshots run over the same network, each identified by a      *)
+(* Several snapshots run over the same network, each identified by a       *)
 (* snapshot id k \in Snap: every machine and every input buffer has a      *)
-(* colour per snapshot, and every red letter carries its snapshot's id.    *)
-(* A snapshot may have several starters: every white machine of Starters[k]*)
+(* colour per snapshot, and every red letter carries its snapshot's id.  A *)
+(* snapshot may have several starters: every white machine of Starters[k]  *)
 (* may act "as if it has received a red letter (from nowhere)".            *)
 (*                                                                         *)
 (* The steps that the classic bugs get wrong (what is recorded, which      *)
-(* buffers get a red letter, which messages may be received, which        *)
-(* snapshot a red letter turns red) are separate operators, so that each  *)
+(* buffers get a red letter, which messages may be received, which         *)
+(* snapshot a red letter turns red) are separate operators, so that each   *)
 (* model that must fail overrides exactly one of them in its .cfg.         *)
 (***************************************************************************)
 EXTENDS Network, Integers, Sequences, FiniteSets, TLC
@@ -34,21 +36,22 @@ CONSTANTS
     MaxAppActions   \* the bound on application actions while a snapshot runs
 
 (***************************************************************************)
-(* The application, as a set of constant operators (see TokenApp for the  *)
-(* meaning of each).  Local states are of the application's type $local. *)
+(* The application, as a set of constant operators (TokenApp describes the *)
+(* interface).  Local states are of the application's type $local;         *)
+(* messages and internal events are integers.                              *)
 (***************************************************************************)
 CONSTANTS
-    AppLocalStates,          \* the set of possible local states
-    AppLocalInit(_),         \* AppLocalInit(p)
-    AppSendable(_, _, _),    \* AppSendable(p, q, s)
+    AppLocalStates,              \* the set of possible local states
+    AppLocalInit(_),             \* AppLocalInit(p)
+    AppSendable(_, _, _),        \* AppSendable(p, q, s)
     AppAfterSend(_, _, _, _),    \* AppAfterSend(p, q, m, s)
-    AppEvents(_, _),         \* AppEvents(p, s)
-    AppAfterEvent(_, _, _),  \* AppAfterEvent(p, e, s)
+    AppEvents(_, _),             \* AppEvents(p, s)
+    AppAfterEvent(_, _, _),      \* AppAfterEvent(p, e, s)
     AppCanReceive(_, _, _, _),   \* AppCanReceive(p, q, m, s)
     AppAfterReceive(_, _, _, _), \* AppAfterReceive(p, q, m, s)
-    AppMayStart(_, _, _),    \* AppMayStart(p, k, s)
-    AppStable(_),            \* AppStable(g): a stable predicate of global app states
-    AppInv(_)                \* AppInv(g): true of every reachable global app state
+    AppMayStart(_, _, _),        \* AppMayStart(p, k, s)
+    AppStable(_),                \* AppStable(g): a stable predicate of global app states
+    AppInv(_)                    \* AppInv(g): true of every reachable global app state
 
 ASSUME SnapshotAssumption ==
     /\ Snap \subseteq Nat \ {0}
@@ -56,9 +59,10 @@ ASSUME SnapshotAssumption ==
     /\ Sequential \in BOOLEAN
     /\ MaxAppActions \in Nat
 
+-----------------------------------------------------------------------------
 (***************************************************************************)
 (* Messages.  An application message carries an integer; a red letter      *)
-(* carries the id of its snapshot.  Both are records of the same shape so *)
+(* carries the id of its snapshot.  Both are records of the same shape so  *)
 (* that a buffer is a sequence of one type.                                *)
 (***************************************************************************)
 \* @typeAlias: msg = {kind: Str, snap: Int, val: Int};
@@ -70,6 +74,10 @@ ChandyLamportTypeAliases == TRUE
 AppMsg(v)    == [kind |-> "app", snap |-> 0, val |-> v]
 \* @type: (Int) => $msg;
 RedLetter(k) == [kind |-> "red", snap |-> k, val |-> 0]
+
+Msgs    == [kind : {"app"}, snap : {0}, val : Int] \cup [kind : {"red"}, snap : Snap, val : {0}]
+Acts    == [kind : {"send", "receive", "internal"}, p : Proc, q : Proc, val : Int]
+GStates == [local : [Proc -> AppLocalStates], buf : [Chan -> Seq(Int)]]
 
 VARIABLES
     \* @type: Str -> $local;
@@ -85,7 +93,7 @@ VARIABLES
     \* @type: Int -> (<<Str, Str>> -> Seq(Int));
     recBuf,      \* recBuf[k][c]: the messages recorded for buffer c in snapshot k
     (***********************************************************************)
-    (* History variables: they do not influence the algorithm; they make  *)
+    (* History variables: they do not influence the algorithm; they make   *)
     (* Dijkstra's two lemmas expressible as invariants.                    *)
     (***********************************************************************)
     \* @type: Int -> $gstate;
@@ -97,15 +105,28 @@ VARIABLES
     \* @type: Int -> Seq($act);
     redActs      \* redActs[k]: application actions of red machines since S0[k]
 
-algVars  == <<red, redBuf, recMachine, recBuf>>
-histVars == <<S0, Sf, whiteActs, redActs>>
+algVars  == <<red, redBuf, recMachine, recBuf>>           \* the snapshot algorithm's
+histVars == <<S0, Sf, whiteActs, redActs>>                \* the history variables
 vars     == <<local, buf, red, redBuf, recMachine, recBuf, S0, Sf, whiteActs, redActs>>
+
+TypeOK ==
+    /\ local \in [Proc -> AppLocalStates]
+    /\ buf \in [Chan -> Seq(Msgs)]
+    /\ red \in [Snap -> SUBSET Proc]
+    /\ redBuf \in [Snap -> SUBSET Chan]
+    /\ DOMAIN recMachine = Snap
+    /\ \A k \in Snap : recMachine[k] \in [red[k] -> AppLocalStates]
+    /\ recBuf \in [Snap -> [Chan -> Seq(Int)]]
+    /\ DOMAIN S0 \subseteq Snap /\ \A k \in DOMAIN S0 : S0[k] \in GStates
+    /\ DOMAIN Sf \subseteq DOMAIN S0 /\ \A k \in DOMAIN Sf : Sf[k] \in GStates
+    /\ whiteActs \in [Snap -> Seq(Acts)]
+    /\ redActs \in [Snap -> Seq(Acts)]
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(* Global application states: "the state of the network is deemed to be   *)
-(* fully described by the states of all machines and the contents of all  *)
-(* buffers".  For the application, red letters are invisible.             *)
+(* Global application states: "the state of the network is deemed to be    *)
+(* fully described by the states of all machines and the contents of all   *)
+(* buffers".  For the application, red letters are invisible.              *)
 (***************************************************************************)
 AppValues(s) == LET apps == SelectSeq(s, LAMBDA m : m.kind = "app")
                 IN  [i \in 1..Len(apps) |-> apps[i].val]
@@ -118,7 +139,7 @@ Complete(k)   == k \in DOMAIN Sf                   \* the last red letter of k w
 InProgress(k) == Started(k) /\ ~Complete(k)
 
 (***************************************************************************)
-(* "the snapshot state": the recorded machine states and buffer streams.  *)
+(* "the snapshot state": the recorded machine states and buffer streams.   *)
 (* It is meaningful once snapshot k is complete.                           *)
 (***************************************************************************)
 \* @type: (Int) => $gstate;
@@ -126,11 +147,11 @@ Snapshot(k) == [local |-> recMachine[k], buf |-> recBuf[k]]
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(* Application actions on global application states, used to replay the   *)
-(* recorded action sequences (Lemma 0 and Lemma 1) and to step the shadow *)
+(* Application actions on global application states, used to replay the    *)
+(* recorded action sequences (Lemma 0 and Lemma 1) and to step the shadow  *)
 (* network.  An action a is a record: a.kind \in {"send", "receive",       *)
 (* "internal"}, a.p the machine that acts, a.q its peer (the receiver of a *)
-(* send, the sender of a receive, a.p itself for an internal event) and   *)
+(* send, the sender of a receive, a.p itself for an internal event) and    *)
 (* a.val the message or the event.                                         *)
 (***************************************************************************)
 ActEnabled(g, a) ==
@@ -153,9 +174,9 @@ ActResult(g, a) ==
              buf   |-> [g.buf EXCEPT ![<<a.q, a.p>>] = Tail(@)]]
 
 (***************************************************************************)
-(* Replay(g, acts) performs the actions acts one after the other from g.  *)
-(* Its ok field says whether every action was enabled when its turn came; *)
-(* its g field is the state reached (or the state where it got stuck).    *)
+(* Replay(g, acts) performs the actions acts one after the other from g.   *)
+(* Its ok field says whether every action was enabled when its turn came;  *)
+(* its g field is the state reached (or the state where it got stuck).     *)
 (***************************************************************************)
 RECURSIVE Replay(_, _)
 Replay(g, acts) ==
@@ -167,7 +188,9 @@ Replay(g, acts) ==
 -----------------------------------------------------------------------------
 (***************************************************************************)
 (* The steps that the classic bugs get wrong.  Each is overridden by one   *)
-(* model that must fail (see the MC*Failure.cfg files).                    *)
+(* model that must fail (see the MC*Failure.cfg files), which names this   *)
+(* module: Enqueue <- [ChandyLamport] LateEnqueue, since the step is used  *)
+(* inside the instance of this module.                                     *)
 (***************************************************************************)
 
 \* The positions of buffer c whose message may be received next.  FIFO: only the oldest.
@@ -187,12 +210,12 @@ Recording(k, p, c) == p \in red[k] /\ c \notin redBuf[k]
 \* The snapshots in which input buffer c turns red when a red letter of k is received from it.
 TurnsRed(c, k) == {k}
 
-RemoveAt(s, i) == SubSeq(s, 1, i - 1) \o SubSeq(s, i + 1, Len(s))
+RemoveAt(s, i) == SubSeq(s, 1, i - 1) \o SubSeq(s, i + 1, Len(s))  \* s without its i-th element
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(* The history of application actions: an action of machine a.p is        *)
-(* appended, for every snapshot in progress, to whiteActs or redActs by   *)
+(* The history of application actions: an action of machine a.p is         *)
+(* appended, for every snapshot in progress, to whiteActs or redActs by    *)
 (* the colour of a.p in that snapshot.                                     *)
 (***************************************************************************)
 RecordAct(a) ==
@@ -202,23 +225,25 @@ RecordAct(a) ==
                                     THEN Append(redActs[k], a) ELSE redActs[k]]
 
 (***************************************************************************)
-(* Turning red (first stage, the red-letter traffic, and rule 1 of the     *)
-(* recording): machine p, white in snapshot k, "sends one red letter over *)
-(* each of its output buffers and becomes red", and "upon turning red,    *)
-(* records its own state".  b is the buffer contents the red letters are  *)
-(* appended to.  If p is the first machine to turn red in k, the current  *)
-(* state is "the initial state (of the snapshot algorithm)".              *)
+(* Turning red: machine p, white in snapshot k, "sends one red letter over *)
+(* each of its output buffers and becomes red" (part 2 of the receipt of a *)
+(* red letter, the first stage), and "upon turning red, records its own    *)
+(* state" (rule 1 of the recording, the second stage).  b is the buffer    *)
+(* contents the red letters are appended to.  If p is the first machine to *)
+(* turn red in k, the current state is "the initial state (of the snapshot *)
+(* algorithm)".                                                            *)
 (***************************************************************************)
 TurnRed(p, k, b) ==
-    /\ red'        = [red EXCEPT ![k] = @ \cup {p}]
-    /\ recMachine' = [recMachine EXCEPT ![k] = @ @@ (p :> local[p])]
-    /\ buf'        = [c \in Chan |-> IF c \in RedLettersOut(p, k)
-                                     THEN Append(b[c], RedLetter(k)) ELSE b[c]]
-    /\ S0'         = IF Started(k) THEN S0 ELSE S0 @@ (k :> AppState)
+    /\ BecomesRed::      red'        = [red EXCEPT ![k] = @ \cup {p}]
+    /\ RecordingRule1::  recMachine' = [recMachine EXCEPT ![k] = @ @@ (p :> local[p])]
+    /\ SendsRedLetters:: buf'        = [c \in Chan |-> IF c \in RedLettersOut(p, k)
+                                                       THEN Append(b[c], RedLetter(k))
+                                                       ELSE b[c]]
+    /\ InitialState::    S0'         = IF Started(k) THEN S0 ELSE S0 @@ (k :> AppState)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(* The initial state: "Initially all machines and all buffers are white." *)
+(* The initial state: "Initially all machines and all buffers are white."  *)
 (***************************************************************************)
 Init ==
     /\ local      = [p \in Proc |-> AppLocalInit(p)]
@@ -233,8 +258,8 @@ Init ==
     /\ redActs    = [k \in Snap |-> << >>]
 
 (***************************************************************************)
-(* Application actions.  They are the application's own, with the history *)
-(* recorded; a red machine additionally records, per rule 2, the messages *)
+(* Application actions.  They are the application's own, with the history  *)
+(* recorded; a red machine additionally records, per rule 2, the messages  *)
 (* it receives from white input buffers.                                   *)
 (***************************************************************************)
 SendApp(c) ==
@@ -261,15 +286,16 @@ ReceiveApp(c) ==
             /\ AppCanReceive(p, q, m, local[p])
             /\ local'  = [local EXCEPT ![p] = AppAfterReceive(p, q, m, @)]
             /\ buf'    = [buf EXCEPT ![c] = RemoveAt(@, i)]
-            /\ recBuf' = [k \in Snap |-> IF Recording(k, p, c)
-                                         THEN [recBuf[k] EXCEPT ![c] = Append(@, m)]
-                                         ELSE recBuf[k]]
+            /\ RecordingRule2(i)::
+                   recBuf' = [k \in Snap |-> IF Recording(k, p, c)
+                                             THEN [recBuf[k] EXCEPT ![c] = Append(@, m)]
+                                             ELSE recBuf[k]]
             /\ RecordAct([kind |-> "receive", p |-> p, q |-> q, val |-> m])
             /\ UNCHANGED <<red, redBuf, recMachine, S0, Sf>>
 
 (***************************************************************************)
 (* "The snapshot algorithm is fired by one of the machines -- the          *)
-(* `starter' -- by acting as if it has received a red letter (from        *)
+(* `starter' -- by acting as if it has received a red letter (from         *)
 (* nowhere)."  For the red letter from nowhere no buffer turns red.        *)
 (***************************************************************************)
 StartSnapshot(p, k) ==
@@ -281,15 +307,15 @@ StartSnapshot(p, k) ==
     /\ UNCHANGED <<local, redBuf, recBuf, Sf, whiteActs, redActs>>
 
 (***************************************************************************)
-(* "The atomic action describing the receipt of a red letter":            *)
-(*  1. the input buffer from which the red letter is received (was white  *)
-(*     and) becomes red,                                                   *)
-(*  2. if the receiving machine was white, it sends one red letter over   *)
-(*     each of its output buffers and becomes red; if it was already red, *)
-(*     it remains so and it sends no further red letters.                 *)
-(* When the last red letter of k is received, every buffer is red in k:   *)
-(* the state at that moment is "the final state (of the snapshot          *)
-(* algorithm)".                                                           *)
+(* "The atomic action describing the receipt of a red letter":             *)
+(*   1. the input buffer from which the red letter is received (was white  *)
+(*      and) becomes red,                                                  *)
+(*   2. if the receiving machine was white, it sends one red letter over   *)
+(*      each of its output buffers and becomes red; if it was already red, *)
+(*      it remains so and it sends no further red letters.                 *)
+(* When the last red letter of k is received, every buffer is red in k:    *)
+(* the state at that moment is "the final state (of the snapshot           *)
+(* algorithm)".                                                            *)
 (***************************************************************************)
 ReceiveRedLetter(c) ==
     \E i \in Deliverable(c) :
@@ -297,29 +323,39 @@ ReceiveRedLetter(c) ==
             k == buf[c][i].snap
             b == [buf EXCEPT ![c] = RemoveAt(@, i)]
         IN  /\ buf[c][i].kind = "red"
-            /\ redBuf' = [j \in Snap |-> IF j \in TurnsRed(c, k) THEN redBuf[j] \cup {c}
-                                                                ELSE redBuf[j]]
-            /\ IF p \in red[k]
-               THEN /\ buf' = b
-                    /\ UNCHANGED <<red, recMachine, S0>>
-               ELSE TurnRed(p, k, b)
-            /\ Sf' = LET done == {j \in Snap : ~Complete(j) /\ redBuf'[j] = Chan}
-                     IN  Sf @@ [j \in done |-> AppState]
+            /\ Receipt1(i):: redBuf' = [j \in Snap |-> IF j \in TurnsRed(c, k)
+                                                       THEN redBuf[j] \cup {c}
+                                                       ELSE redBuf[j]]
+            /\ Receipt2(i):: IF p \in red[k]
+                             THEN /\ buf' = b
+                                  /\ UNCHANGED <<red, recMachine, S0>>
+                             ELSE TurnRed(p, k, b)
+            /\ FinalState(i):: Sf' = LET done == {j \in Snap : ~Complete(j) /\ redBuf'[j] = Chan}
+                                     IN  Sf @@ [j \in done |-> AppState]
             /\ UNCHANGED <<local, recBuf, whiteActs, redActs>>
 
 (***************************************************************************)
-(* Every action is named by the operator it comes from; the quantifiers   *)
-(* whose bounds depend on the state sit inside the actions, so that TLC   *)
-(* labels each transition with its action's name (see its -dump output). *)
+(* The next-state relation.  Every action is named by the operator it      *)
+(* comes from, and the quantifiers whose bounds depend on the state sit    *)
+(* inside the actions, so that TLC labels each transition with its         *)
+(* action's name (see its -dump output, which the cross-check with the     *)
+(* Python model reads).                                                    *)
+(*                                                                         *)
+(* Next and the specifications built on it are LOCAL: each module that     *)
+(* instantiates this one restates them (ChandyLamportToken, ...).  TLC     *)
+(* 2.15 sees the actions of a next-state relation only when the            *)
+(* disjunction lies outside any INSTANCE with substitutions; inside one,   *)
+(* the whole relation is a single action to it, and every transition of    *)
+(* its state graph would be labelled "UnnamedAction".                      *)
 (***************************************************************************)
-Next ==
+LOCAL Next ==
     \/ \E c \in Chan : SendApp(c)
     \/ \E p \in Proc : InternalEvent(p)
     \/ \E c \in Chan : ReceiveApp(c)
     \/ \E c \in Chan : ReceiveRedLetter(c)
     \/ \E p \in Proc : \E k \in Snap : StartSnapshot(p, k)
 
-Spec == Init /\ [][Next]_vars
+LOCAL Spec == Init /\ [][Next]_vars
 
 (***************************************************************************)
 (* "we assume ... that each message entering a buffer eventually leaves it *)
@@ -327,47 +363,31 @@ Spec == Init /\ [][Next]_vars
 (***************************************************************************)
 Fairness == \A c \in Chan : WF_vars(ReceiveRedLetter(c)) /\ WF_vars(ReceiveApp(c))
 
-FairSpec == Spec /\ Fairness
+LOCAL FairSpec == Spec /\ Fairness
 
 (***************************************************************************)
-(* An application that runs a fixed script to its end (HistoryApp) needs  *)
-(* more: a machine that can act does not stop for ever.  Without it a     *)
-(* machine may never reach the receive that frees a red letter queued     *)
-(* behind an application message, and the snapshot never completes.      *)
+(* An application that runs a fixed script to its end (HistoryApp) needs   *)
+(* more: a machine that can act does not stop for ever.  Without it a      *)
+(* machine may never reach the receive that frees a red letter queued      *)
+(* behind an application message, and the snapshot never completes.        *)
 (***************************************************************************)
-ProgressSpec == FairSpec /\ \A p \in Proc : WF_vars(InternalEvent(p))
-                         /\ \A c \in Chan : WF_vars(SendApp(c))
+Progress == /\ \A p \in Proc : WF_vars(InternalEvent(p))
+            /\ \A c \in Chan : WF_vars(SendApp(c))
+
+LOCAL ProgressSpec == FairSpec /\ Progress
 
 (***************************************************************************)
-(* The bound that keeps models finite: at most MaxAppActions application  *)
-(* actions while any one snapshot is in progress (a state constraint).   *)
+(* The bound that keeps models finite: at most MaxAppActions application   *)
+(* actions while any one snapshot is in progress (a state constraint).     *)
 (***************************************************************************)
 AppActionBound == \A k \in Snap : Len(whiteActs[k]) + Len(redActs[k]) <= MaxAppActions
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(*                              INVARIANTS                                 *)
-(***************************************************************************)
-Msgs     == [kind : {"app"}, snap : {0}, val : Int] \cup [kind : {"red"}, snap : Snap, val : {0}]
-Acts     == [kind : {"send", "receive", "internal"}, p : Proc, q : Proc, val : Int]
-GStates  == [local : [Proc -> AppLocalStates], buf : [Chan -> Seq(Int)]]
-
-TypeOK ==
-    /\ local \in [Proc -> AppLocalStates]
-    /\ buf \in [Chan -> Seq(Msgs)]
-    /\ red \in [Snap -> SUBSET Proc]
-    /\ redBuf \in [Snap -> SUBSET Chan]
-    /\ DOMAIN recMachine = Snap
-    /\ \A k \in Snap : recMachine[k] \in [red[k] -> AppLocalStates]
-    /\ recBuf \in [Snap -> [Chan -> Seq(Int)]]
-    /\ DOMAIN S0 \subseteq Snap /\ \A k \in DOMAIN S0 : S0[k] \in GStates
-    /\ DOMAIN Sf \subseteq DOMAIN S0 /\ \A k \in DOMAIN Sf : Sf[k] \in GStates
-    /\ whiteActs \in [Snap -> Seq(Acts)]
-    /\ redActs \in [Snap -> Seq(Acts)]
-
-(***************************************************************************)
-(* Dijkstra's red-letter invariant: "each buffer from a red machine to a  *)
-(* white one contains precisely 1 red letter".                            *)
+(*                                 INVARIANTS                              *)
+(*                                                                         *)
+(* Dijkstra's red-letter invariant: "each buffer from a red machine to a   *)
+(* white one contains precisely 1 red letter".                             *)
 (***************************************************************************)
 RedLetterInvariant ==
     \A k \in Snap : \A c \in Chan :
@@ -375,27 +395,34 @@ RedLetterInvariant ==
             Cardinality({i \in 1..Len(buf[c]) : buf[c][i] = RedLetter(k)}) = 1
 
 (***************************************************************************)
-(* Lemma 0: "the snapshot state is reachable from the initial state": the *)
-(* actions of white machines, replayed from S0, are each enabled in turn  *)
-(* and end in the snapshot state.                                         *)
+(* Lemma 0 rests on "the snapshot state is reachable from the initial      *)
+(* state in reality": the actions of white machines, replayed from S0, are *)
+(* each possible in turn and end in the snapshot state.                    *)
 (***************************************************************************)
 Lemma0 ==
     \A k \in DOMAIN Sf :
-        LET r == Replay(S0[k], whiteActs[k]) IN r.ok /\ r.g = Snapshot(k)
+        LET r == Replay(S0[k], whiteActs[k])
+        IN  /\ WhiteActionsPossible(k):: r.ok
+            /\ EndsInSnapshotState(k)::  r.g = Snapshot(k)
 
 (***************************************************************************)
-(* Lemma 1: "the final state in reality is reachable from the snapshot    *)
-(* state": the actions of red machines, replayed from the snapshot state, *)
-(* are each enabled in turn and end in the final state.                   *)
+(* Lemma 1 rests on "the final state in reality is reachable from the      *)
+(* snapshot state": the actions of red machines, replayed from the         *)
+(* snapshot state, are each possible in turn and end in the final state.   *)
 (***************************************************************************)
 Lemma1 ==
     \A k \in DOMAIN Sf :
-        LET r == Replay(Snapshot(k), redActs[k]) IN r.ok /\ r.g = Sf[k]
+        LET r == Replay(Snapshot(k), redActs[k])
+        IN  /\ RedActionsPossible(k):: r.ok
+            /\ EndsInFinalState(k)::   r.g = Sf[k]
 
 (***************************************************************************)
-(* The corollaries for the application's stable predicate, as EWD 864     *)
-(* states them, and the detection they justify: a stable predicate seen   *)
-(* in a snapshot holds from then on.                                       *)
+(* The lemmas as EWD 864 states them, for the application's stable         *)
+(* predicate: Lemma 0, "If the initial state of the snapshot algorithm     *)
+(* satisfies a stable predicate, the snapshot state satisfies it", and     *)
+(* Lemma 1, "If the snapshot state satisfies a stable predicate, the final *)
+(* state of the snapshot algorithm satisfies it"; and the detection they   *)
+(* justify: a stable predicate seen in a snapshot holds from then on.      *)
 (***************************************************************************)
 StableLemma0 ==
     \A k \in DOMAIN Sf : AppStable(S0[k]) => AppStable(Snapshot(k))
@@ -414,42 +441,66 @@ SnapshotSatisfiesAppInv ==
 (***************************************************************************)
 (* Lemma 0 in Dijkstra's own form: the shadow network.  While snapshot k   *)
 (* runs, its state is defined from reality by his rules (i)-(iii):         *)
-(*  (i)   the colour of a machine is as in reality;                        *)
-(*  (ii)  a white machine's state is as in reality, a red machine's as     *)
-(*        recorded;                                                        *)
-(*  (iii) a buffer holds the stream recorded so far for it, followed by   *)
-(*        what reality holds before the buffer's red letter (all of it    *)
-(*        when its source is still white; nothing once the buffer is red).*)
-(* This one formula covers his four cases (a)-(d).  The correspondence:   *)
-(* "to an action performed in reality by a white machine corresponds in   *)
-(* the shadow network exactly the same action, to one performed by a red  *)
-(* machine corresponds in the shadow network a skip".                     *)
-(* (Lemma 1's shadow is defined from the future of reality; it is checked *)
+(*   (i)   the colour of a machine is as in reality (the shadow shares     *)
+(*         red[k] and redBuf[k]);                                          *)
+(*   (ii)  the state of a machine is, (a) for a white machine, as in       *)
+(*         reality, (b) for a red machine, as in the snapshot state;       *)
+(*   (iii) the contents of a buffer are the stream recorded so far for     *)
+(*         it, followed by what reality holds before the buffer's red      *)
+(*         letter: all of it while the source is white, (a) and (d); up    *)
+(*         to the red letter from red to white, (c); from red to red, (b), *)
+(*         what the red receiver has still to record, and nothing once     *)
+(*         the buffer is red.                                              *)
+(* One formula covers his four cases (a)-(d) of (iii).  The                *)
+(* correspondence: "to an action performed in reality by a white machine   *)
+(* corresponds in the shadow network exactly the same action, to one       *)
+(* performed by a red machine corresponds in the shadow network a skip".   *)
+(* (Lemma 1's shadow is defined from the future of reality; it is checked  *)
 (* offline, on whole traces, by the Python model.)                         *)
 (***************************************************************************)
 RECURSIVE Before(_, _)
-Before(s, k) ==
+Before(s, k) ==     \* the application messages of s before the red letter of snapshot k
     IF s = << >> \/ Head(s) = RedLetter(k) THEN << >>
     ELSE (IF Head(s).kind = "app" THEN << Head(s).val >> ELSE << >>) \o Before(Tail(s), k)
 
 Shadow0(k) ==
-    [local |-> [p \in Proc |-> IF p \in red[k] THEN recMachine[k][p] ELSE local[p]],
-     buf   |-> [c \in Chan |-> recBuf[k][c] \o (IF c \in redBuf[k] THEN << >> ELSE Before(buf[c], k))]]
+    [local |-> RuleII::  [p \in Proc |-> IF p \in red[k] THEN recMachine[k][p]  \* (ii, b)
+                                                         ELSE local[p]],        \* (ii, a)
+     buf   |-> RuleIII:: [c \in Chan |-> recBuf[k][c] \o (IF c \in redBuf[k] THEN << >>
+                                                                             ELSE Before(buf[c], k))]]
 
 ShadowStep(k) ==
-    /\ ~Started(k) /\ (k \in DOMAIN S0') => Shadow0(k)' = S0'[k]
-    /\ InProgress(k) =>
-         IF Len(whiteActs'[k]) > Len(whiteActs[k])
-         THEN LET a == whiteActs'[k][Len(whiteActs'[k])]
-              IN  /\ ActEnabled(Shadow0(k), a)
-                  /\ Shadow0(k)' = ActResult(Shadow0(k), a)
-         ELSE Shadow0(k)' = Shadow0(k)
+    /\ ShadowStartsInInitialState::
+           (~Started(k) /\ (k \in DOMAIN S0')) => Shadow0(k)' = S0'[k]
+    /\ Correspondence::
+           InProgress(k) =>
+               IF Len(whiteActs'[k]) > Len(whiteActs[k])
+               THEN LET a == whiteActs'[k][Len(whiteActs'[k])]
+                    IN  /\ WhiteActionPossible:: ActEnabled(Shadow0(k), a)
+                        /\ WhiteActionCopied::   Shadow0(k)' = ActResult(Shadow0(k), a)
+               ELSE SkipOtherwise:: Shadow0(k)' = Shadow0(k)
 
 ShadowLemma0 == [][\A k \in Snap : ShadowStep(k)]_vars
 
 (***************************************************************************)
-(* Liveness: every snapshot that has started completes, under the         *)
-(* fairness of receipt.                                                    *)
+(* Liveness: every snapshot that has started completes.                    *)
 (***************************************************************************)
 SnapshotsComplete == \A k \in Snap : Started(k) ~> Complete(k)
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* The claims.  Safety: the invariants hold in every reachable state, and  *)
+(* the shadow network of Lemma 0 follows reality step by step.  The        *)
+(* stable-predicate corollaries hold provided AppStable is stable and      *)
+(* AppInv an invariant of the application (each application says why its   *)
+(* own are).  Liveness: every snapshot that starts completes, provided a   *)
+(* machine that can act eventually does (ProgressSpec); where a machine    *)
+(* can always accept a message, weak fairness of receipt suffices (see     *)
+(* ChandyLamportToken).  TLC checks the claims on the models (MC*.cfg):    *)
+(* for their constants, within the bound AppActionBound.                   *)
+(***************************************************************************)
+THEOREM Spec => [](TypeOK /\ RedLetterInvariant /\ Lemma0 /\ Lemma1)
+THEOREM Spec => [](StableLemma0 /\ StableLemma1 /\ StableDetection /\ SnapshotSatisfiesAppInv)
+THEOREM Spec => ShadowLemma0
+THEOREM ProgressSpec => SnapshotsComplete
 =============================================================================

@@ -1,21 +1,27 @@
 ----------------------------- MODULE HistoryApp -----------------------------
 (***************************************************************************)
-(* An event-history application: each machine follows a fixed script of   *)
+(* An event-history application: each machine follows a fixed script of    *)
 (* events (internal events, sends and receives), and its local state is    *)
-(* the list of the names of the events it has performed.  This is the     *)
-(* application of the classic worked example (seeds/001: three processes, *)
+(* the list of the names of the events it has performed.  This is the      *)
+(* application of the classic worked example (seeds/001: three processes,  *)
 (* events A..J), drawn as a space-time diagram, in which a recorded local  *)
 (* state is the set of circled events.  A message is the position of its   *)
 (* send event in the sender's script, so a diagram can name it.  The       *)
-(* interface is the one described in TokenApp.                            *)
+(* interface is the one described in TokenApp.                             *)
 (***************************************************************************)
-EXTENDS Network, Integers
+EXTENDS Integers, Sequences, FiniteSets
 
 CONSTANTS
+    \* @type: Set(Str);
+    Proc,        \* the machines (see Network)
+    \* @type: Set(<<Str, Str>>);
+    Chan,        \* the buffers (see Network)
     \* @type: Str -> Seq({name: Str, kind: Str, peer: Str});
     Script,      \* Script[p]: the events of p, in order
     \* @type: Int -> Int;
     StartAfter   \* StartAfter[k]: a starter of snapshot k starts right after its StartAfter[k]-th event
+
+LOCAL INSTANCE Network
 
 \* @typeAlias: local = Seq(Str);
 HistoryTypeAliases == TRUE
@@ -23,6 +29,7 @@ HistoryTypeAliases == TRUE
 Names == UNION {{Script[p][i].name : i \in 1..Len(Script[p])} : p \in Proc}  \* every event's name
 LocalStates == Seq(Names)  \* the type of a machine's local state
 
+-----------------------------------------------------------------------------
 NextIndex(p, s) == Len(s) + 1                      \* the index of p's next event
 HasNextIndex(p, s) == NextIndex(p, s) <= Len(Script[p])
 NextIs(p, s, kind, q) == /\ HasNextIndex(p, s)
@@ -39,12 +46,13 @@ CanReceive(p, q, m, s) == NextIs(p, s, "receive", q)
 AfterReceive(p, q, m, s) == Did(p, s)
 MayStart(p, k, s) == Len(s) = StartAfter[k]
 
+-----------------------------------------------------------------------------
 \* How many of the first n events of p's script are of the given kind with peer q.
 Count(p, n, kind, q) == Cardinality({i \in 1..n : Script[p][i].kind = kind /\ Script[p][i].peer = q})
 
 (***************************************************************************)
 (* A consistent cut: on every buffer, what the receiver has received is a  *)
-(* prefix of what the sender has sent, and the buffer holds exactly the   *)
+(* prefix of what the sender has sent, and the buffer holds exactly the    *)
 (* rest.  Every reachable state is one, so every correct snapshot is one   *)
 (* ("no messages go backwards in time").                                   *)
 (***************************************************************************)

@@ -4,7 +4,7 @@
 (* p2 starts snapshot 2) over two machines passing two tokens: the red     *)
 (* letters of both travel the same buffers.                                *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>}

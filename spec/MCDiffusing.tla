@@ -5,7 +5,7 @@
 (* Its termination is the stable predicate: a snapshot that shows          *)
 (* termination proves it (StableDetection).                                *)
 (***************************************************************************)
-EXTENDS ChandyLamport, DiffusingApp
+EXTENDS ChandyLamportDiffusing
 
 MCProc          == {"p1", "p2", "p3"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p3">>, <<"p3", "p1">>}

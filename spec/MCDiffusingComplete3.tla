@@ -4,7 +4,7 @@
 (* p1 is the root and each machine may send one work message; any machine  *)
 (* may start the snapshot. About half a million states.                    *)
 (***************************************************************************)
-EXTENDS ChandyLamport, DiffusingApp
+EXTENDS ChandyLamportDiffusing
 
 MCProc          == {"p1", "p2", "p3"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>, <<"p1", "p3">>,

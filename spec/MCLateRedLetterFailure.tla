@@ -6,7 +6,7 @@
 (* sender's recorded state and in the buffer's recorded stream. Expected:  *)
 (* Lemma0 is violated.                                                     *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>}

@@ -5,7 +5,7 @@
 (* receiver takes part in, so recording for the other snapshot stops too   *)
 (* early. Expected: Lemma0 is violated.                                    *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>}

@@ -4,7 +4,7 @@
 (* by a red letter never forwards red letters, so the red-letter traffic   *)
 (* stops. Expected: RedLetterInvariant is violated.                        *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2", "p3"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p3">>, <<"p3", "p1">>}

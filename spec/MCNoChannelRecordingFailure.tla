@@ -4,7 +4,7 @@
 (* from white input buffers, so the tokens in flight when the snapshot is  *)
 (* taken are lost from it. Expected: Lemma0 is violated.                   *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>}

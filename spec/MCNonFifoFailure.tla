@@ -4,7 +4,7 @@
 (* received, so an application message can overtake a red letter.          *)
 (* Expected: Lemma0 is violated.                                           *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>}

@@ -7,7 +7,7 @@
 (* {F, G, H}, P3 records {I}, and the buffer P2 -> P1 records the message  *)
 (* sent at H.                                                              *)
 (***************************************************************************)
-EXTENDS ChandyLamport, HistoryApp
+EXTENDS ChandyLamportHistory
 
 MCProc          == {"P1", "P2", "P3"}
 MCChan          == {<<"P1", "P2">>, <<"P2", "P1">>, <<"P1", "P3">>,

@@ -3,7 +3,7 @@
 (* Two snapshots one after the other (snapshot 2 may start only when       *)
 (* snapshot 1 has completed), either machine may start either.             *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>}

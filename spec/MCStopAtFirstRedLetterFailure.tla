@@ -4,7 +4,7 @@
 (* soon as it receives its first red letter, instead of stopping on each   *)
 (* buffer at that buffer's red letter. Expected: Lemma0 is violated.       *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2", "p3"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>, <<"p1", "p3">>,

@@ -6,7 +6,7 @@
 (* value defined here, so the Python model reads the same definitions TLC  *)
 (* does.                                                                   *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>}

@@ -3,7 +3,7 @@
 (* Three machines, every pair connected both ways, two tokens; one         *)
 (* snapshot started by p1.                                                 *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2", "p3"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>, <<"p1", "p3">>,

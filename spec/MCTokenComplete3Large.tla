@@ -5,7 +5,7 @@
 (* application actions per snapshot, and one snapshot that p1 or p2 (or    *)
 (* both) may start.  About 0.9 million distinct states.                    *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2", "p3"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>, <<"p1", "p3">>,

@@ -4,7 +4,7 @@
 (* connected with one buffer per machine), two tokens; one snapshot        *)
 (* started by p1.                                                          *)
 (***************************************************************************)
-EXTENDS ChandyLamport, TokenApp
+EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2", "p3"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p3">>, <<"p3", "p1">>}

@@ -1,11 +1,11 @@
 ------------------------------ MODULE Network ------------------------------
 (***************************************************************************)
-(* The network of EWD 864: "a finite network of sequential machines,      *)
+(* The network of EWD 864: "a finite network of sequential machines,       *)
 (* strongly connected by uni-directional, first-in-first-out message       *)
 (* buffers".  A buffer is identified with the ordered pair <<src, dst>> of *)
 (* the machines it connects; the topology is the constant set Chan of such *)
-(* pairs.  Buffer contents are sequences (Head = oldest message), which    *)
-(* is what makes them FIFO.                                                *)
+(* pairs.  Buffer contents are sequences (Head = oldest message), which is *)
+(* what makes them FIFO.                                                   *)
 (***************************************************************************)
 EXTENDS Integers, Sequences, FiniteSets
 
@@ -21,6 +21,7 @@ Dst(c) == c[2]  \* the machine that receives from buffer c (c is its input buffe
 In(p)  == {c \in Chan : Dst(c) = p}  \* the input buffers of machine p
 Out(p) == {c \in Chan : Src(c) = p}  \* the output buffers of machine p
 
+-----------------------------------------------------------------------------
 (***************************************************************************)
 (* Reach(p) is the set of machines reachable from p along buffers.  It is  *)
 (* computed as a least fixed point so that TLC can evaluate it.            *)
@@ -33,7 +34,7 @@ ReachFrom(S) ==
 Reach(p) == ReachFrom({p})
 
 (***************************************************************************)
-(* Sum(f) is the sum of the values of the function f (finite domain).     *)
+(* Sum(f) is the sum of the values of the function f (finite domain).      *)
 (***************************************************************************)
 RECURSIVE SumOn(_, _)
 SumOn(f, S) == IF S = {} THEN 0
@@ -41,9 +42,10 @@ SumOn(f, S) == IF S = {} THEN 0
 
 Sum(f) == SumOn(f, DOMAIN f)
 
+-----------------------------------------------------------------------------
 ASSUME NetworkAssumption ==
     /\ Cardinality(Proc) >= 2
     /\ Chan \subseteq Proc \X Proc
-    /\ \A c \in Chan : Src(c) # Dst(c)          \* no buffer from a machine to itself
-    /\ \A p \in Proc : Reach(p) = Proc          \* strongly connected
+    /\ NoBufferToItself::  \A c \in Chan : Src(c) # Dst(c)
+    /\ StronglyConnected:: \A p \in Proc : Reach(p) = Proc
 =============================================================================

@@ -4,12 +4,14 @@ and the subprocess + ITF reading path through a stand-in executable."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import stat
 from pathlib import Path
 
 import pytest
 
+from redletter.cli import main
 from redletter.errors import EnvironmentMissing, Exit
 from redletter.python_model import apalache
 from redletter.python_model.apalache import (
@@ -108,6 +110,36 @@ def test_timeout_is_a_verdict(tmp_path: Path) -> None:
     script.chmod(0o755)
     result = apalache.typecheck(SPEC / "MCToken2.tla", timeout=0.5, executable=str(script))
     assert result.verdict == "timeout" and result.returncode is None
+
+
+def _cli(monkeypatch: pytest.MonkeyPatch, bin_dir: Path, *args: str) -> int:
+    """``redletter apalache check`` with a stand-in apalache-mc first on PATH."""
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    models = ["--model", "MCToken2", "--model", "MCNoChannelRecordingFailure"]
+    return main(["apalache", "check", *models, "--root", str(SPEC.parent), *args])
+
+
+def test_cli_maps_exit_codes_to_the_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exe = _fake(tmp_path, 12)
+    assert _cli(monkeypatch, exe.parent) == Exit.FAIL
+    assert capsys.readouterr().out.splitlines() == [
+        "MCToken2: apalache-mc exit 12 (violation), expected success: MISMATCH",
+        "MCNoChannelRecordingFailure: apalache-mc exit 12 (violation), expected safety failure: ok",
+    ]
+
+
+def test_cli_timeout_is_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "apalache-mc"
+    script.write_text("#!/bin/sh\nsleep 5\n")
+    script.chmod(0o755)
+    assert _cli(monkeypatch, tmp_path, "--timeout", "0.3") == Exit.UNKNOWN
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "MCToken2: apalache-mc timed out after 0.3s, expected success: unknown"
+    )
 
 
 @pytest.mark.apalache

@@ -222,3 +222,78 @@ def test_help_loads_neither_z3_nor_pyspark(args: list[str]) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout
     assert out.strip().splitlines()[-1] == "HEAVY [] 0"
+
+
+def _imports_of(path: Path) -> Iterator[tuple[int, str]]:
+    """Every module name ``path`` imports (absolute imports, at any depth)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.lineno, node.module
+
+
+def test_the_command_line_lives_in_the_command_room() -> None:
+    """Typer (the command line) and rich (the reporter) are imported only in the
+    command room; every package below it computes and returns, it does not show."""
+    roof = len(LAYERS) - 1
+    offenders = [
+        f"{module}:{line}: {name}"
+        for module, path in _module_files()
+        if layer_of(module) != roof
+        for line, name in _imports_of(path)
+        if name.split(".")[0] in ("typer", "rich", "click")
+    ]
+    assert offenders == []
+
+
+def test_no_print_outside_the_command_room() -> None:
+    roof = len(LAYERS) - 1
+    offenders = [
+        f"{module}:{node.lineno}"
+        for module, path in _module_files()
+        if layer_of(module) != roof
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "print"
+    ]
+    assert offenders == []
+
+
+def test_only_the_reporter_makes_consoles() -> None:
+    """``rich.console.Console`` is constructed in one module: redletter.cli.ui."""
+    makers = sorted(
+        module
+        for module, path in _module_files()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name | ast.Attribute)
+        and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "Console"
+    )
+    assert set(makers) == {"redletter.cli.ui"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["apalache", "--help"],
+        ["symbolic", "--help"],
+        ["cos418", "--help"],
+        ["explore", "--help"],
+        ["conform", "run", "--help"],
+        ["pipeline", "explore", "--help"],
+    ],
+)
+def test_help_of_every_group_loads_neither_z3_nor_pyspark(args: list[str]) -> None:
+    code = (
+        "import sys\n"
+        "from redletter.cli import main\n"
+        f"rc = main({args!r})\n"
+        "heavy = sorted(m for m in ('z3', 'pyspark', 'py4j') if m in sys.modules)\n"
+        "print('HEAVY', heavy, rc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    assert out.strip().splitlines()[-1] == "HEAVY [] 0"

@@ -84,7 +84,9 @@ def test_bad_input_exits_5(
 ) -> None:
     assert _run("", few_traces, tmp_path) == 5
     assert _run("/no/such/node", few_traces, tmp_path) == 5
-    assert capsys.readouterr().err.splitlines()[-1] == (
-        "error[RL-INPUT-NODE-CMD]: --node: cannot run '/no/such/node': no such executable program"
-    )
+    assert capsys.readouterr().err.splitlines()[-2:] == [
+        "error[RL-INPUT-NODE-CMD]: --node: cannot run '/no/such/node': no such executable program",
+        "help: pass the command that starts the node, e.g. --node 'python3 mynode.py' (it is "
+        "split like a shell line but never run by a shell); see docs/errors.md#rl-input-node-cmd",
+    ]
     assert main(["conform", "traces", "MCNope", "--out", str(tmp_path), "--root", str(ROOT)]) == 5

@@ -11,40 +11,36 @@ from pathlib import Path
 import pytest
 
 from redletter.conformance import protocol as p
-from redletter.conformance.apps import (
-    AppRules,
-    DiffusingRules,
-    HistoryRules,
-    ScriptEvent,
-    TokenRules,
-    random_walk,
-)
 from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
 from redletter.conformance.gonode import build_reference_go, find_go
 from redletter.conformance.net import ChannelViolation, Network, Observation, Topology
 from redletter.conformance.node import NodeHost
 from redletter.conformance.nodes.reference import ReferenceNode
 from redletter.conformance.process import NodeErrorReply, NodeProtocolError
+from redletter.conformance.walks import initial_app_states, random_walk
 from redletter.errors import InputError
+from redletter.python_model.apps import App, DiffusingApp, HistoryApp, TokenApp
 
 PY_NODE = [os.path.abspath(sys.executable), "-m", "redletter.conformance.nodes.reference"]
 SNAPS = (1, 2, 3)
 
 
-def _history() -> HistoryRules:
-    e = ScriptEvent
-    return HistoryRules(
-        {
-            "p1": (e("A", "internal", "p1"), e("B", "send", "p2"), e("C", "receive", "p3")),
-            "p2": (e("D", "receive", "p1"), e("E", "send", "p3"), e("F", "internal", "p2")),
-            "p3": (e("G", "send", "p1"), e("H", "receive", "p2"), e("I", "internal", "p3")),
-        }
+def _history() -> HistoryApp:
+    # script[p][i] = (name, kind, peer) of machine p's (i+1)-th event; p1, p2, p3 = 0, 1, 2
+    return HistoryApp(
+        [
+            [("A", "internal", 0), ("B", "send", 1), ("C", "receive", 2)],
+            [("D", "receive", 0), ("E", "send", 2), ("F", "internal", 1)],
+            [("G", "send", 0), ("H", "receive", 1), ("I", "internal", 2)],
+        ],
+        {},
     )
 
 
-APPS: Mapping[str, tuple[Topology, AppRules]] = {
-    "token": (Topology.complete(["p1", "p2", "p3"]), TokenRules({"p1": 3, "p2": 1, "p3": 0})),
-    "diffusing": (Topology.ring(["p1", "p2", "p3"]), DiffusingRules("p1", 2)),
+# The model's applications; machine i is node p<i+1>.
+APPS: Mapping[str, tuple[Topology, App]] = {
+    "token": (Topology.complete(["p1", "p2", "p3"]), TokenApp([3, 1, 0])),
+    "diffusing": (Topology.ring(["p1", "p2", "p3"]), DiffusingApp(0, 2)),
     "history": (Topology.complete(["p1", "p2", "p3"]), _history()),
 }
 
@@ -53,7 +49,7 @@ Run = tuple[list[tuple[object, ...]], list[p.ReportOk]]
 
 def _run(transport: Transport, app: str, seed: int, steps: int = 150) -> Run:
     topo, rules = APPS[app]
-    with Driver(transport, topo, app, {n: rules.initial(n) for n in topo.nodes}) as d:
+    with Driver(transport, topo, app, initial_app_states(rules, topo.nodes)) as d:
         d.init()
         obs = random_walk(d, rules, seed=seed, steps=steps, snapshots=SNAPS)
         reports = [d.report(n, k) for n in topo.nodes for k in SNAPS]
@@ -96,7 +92,7 @@ def test_completed_snapshots_are_consistent(app: str) -> None:
     topo, rules = APPS[app]
     checked = 0
     for seed in range(40):
-        with Driver(_in_process(), topo, app, {n: rules.initial(n) for n in topo.nodes}) as d:
+        with Driver(_in_process(), topo, app, initial_app_states(rules, topo.nodes)) as d:
             d.init()
             random_walk(d, rules, seed=seed, steps=200, snapshots=SNAPS, start_weight=0.1)
             for k in SNAPS:

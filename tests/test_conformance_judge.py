@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from redletter.conformance.gonode import build_reference_go, find_go
-from redletter.conformance.judge import CommandNode, InProcessNode, JudgeResult, judge_trace
+from redletter.conformance.judges.drive import CommandNode, InProcessNode, JudgeResult, judge_trace
 from redletter.conformance.node import NodeFailure
 from redletter.conformance.nodes.reference import ReferenceNode
 from redletter.conformance.process import Limits, NodeCrashed
@@ -73,7 +73,10 @@ def test_reference_subprocess_passes(hosted: bool, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["MCToken2", "MCConcurrent", "MCSeed"])
+@pytest.mark.parametrize(
+    "model",
+    [pytest.param(m, marks=pytest.mark.long) for m in ("MCToken2", "MCConcurrent", "MCSeed")],
+)
 def test_reference_subprocess_hosted_passes_every_trace(model: str, tmp_path: Path) -> None:
     node = CommandNode(PY_NODE, hosted=True)
     traces = _traces(model)

@@ -13,18 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from redletter.conformance.eventlog import dump_log, parse_log
+from redletter.conformance.judges.log import Validation, validate
 from redletter.conformance.node import NodeFactory
 from redletter.conformance.nodes.mutants import MUTANTS
 from redletter.conformance.nodes.reference import ReferenceNode
-from redletter.conformance.validate import (
-    ScheduleStep,
-    Validation,
-    drive_and_log,
-    dump_log,
-    model_walk,
-    parse_log,
-    validate,
-)
+from redletter.conformance.walks import ScheduleStep, drive_and_log, model_walk
 from redletter.errors import RedletterError
 from redletter.python_model.actions import init_states, step
 from redletter.python_model.config import ModelConfig, load_model

@@ -1,4 +1,4 @@
-"""The mutant zoo through the drive judge (redletter.conformance.judge): every mutant fails,
+"""The mutant zoo through the drive judge (redletter.conformance.judges.drive): every mutant fails,
 shrunk to a minimal schedule with a divergence naming the snapshot; the reference
 passes the same schedules."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from redletter.conformance.judge import (
+from redletter.conformance.judges.drive import (
     CommandNode,
     InProcessNode,
     JudgeResult,
@@ -22,7 +22,7 @@ from redletter.conformance.nodes.mutants import MUTANTS
 from redletter.conformance.nodes.reference import ReferenceNode
 from redletter.conformance.shrink import shrink
 from redletter.conformance.traces import Trace, make_step, model_source
-from redletter.conformance.validate import model_walk
+from redletter.conformance.walks import model_walk
 from redletter.python_model.config import ModelConfig, load_model
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"

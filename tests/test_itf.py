@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from pathlib import Path
 from typing import Any
 
 import itf_py
@@ -16,6 +17,7 @@ from redletter.python_model.itf import (
     ItfState,
     ItfTrace,
     itf_trace_to_json,
+    read_itf,
     trace_from_json,
     trace_to_json,
     value_from_itf,
@@ -150,3 +152,33 @@ def test_fuzz_only_input_errors(doc: Any) -> None:
         value_from_itf(doc)
     with contextlib.suppress(InputError):
         trace_from_json({"vars": ["v"], "states": [{"v": doc}]})
+
+
+def test_read_itf_round_trips_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.itf.json"
+    path.write_text(json.dumps(itf_trace_to_json(_trace())), encoding="utf-8")
+    assert read_itf(path) == _trace()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read the trace: No such file or directory"),
+        (b"\xff{}", "expected UTF-8 text, got a byte that is not UTF-8 at offset 0"),
+        (b'{"vars": [\n  "x",\n}', "not JSON: Expecting value"),
+        (
+            b'{"vars": ["b"], "states": [{"b": 1.5}]}',
+            "states[0].b: expected an ITF value, found a number",
+        ),
+    ],
+)
+def test_read_itf_errors_name_the_file(tmp_path: Path, content: bytes | None, message: str) -> None:
+    path = tmp_path / "t.itf.json"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(InputError) as e:
+        read_itf(path)
+    assert e.value.code == "RL-INPUT-ITF"
+    assert e.value.path == str(path)
+    line = "3:" if message.startswith("not JSON") else ""
+    assert str(e.value) == f"{path}:{line} {message}"

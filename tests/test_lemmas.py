@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from redletter.cli import app as cli_app
 from redletter.errors import InternalError
 from redletter.python_model.actions import init_states, step
-from redletter.python_model.cli import explore_app
-from redletter.python_model.config import apply_fn, load_model
+from redletter.python_model.config import load_model
 from redletter.python_model.explore import explore
 from redletter.python_model.lemmas import (
     AppGraph,
@@ -30,6 +30,7 @@ from redletter.python_model.topology import (
     ring,
     strongly_connected,
 )
+from redletter.python_model.values import apply_fn
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 
@@ -124,6 +125,7 @@ def test_every_completed_snapshot_of_a_correct_model_satisfies_both_lemmas(model
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @pytest.mark.parametrize("model", ["MCTokenComplete3", "MCConcurrent", "MCDiffusing", "MCSeed"])
 def test_every_completed_snapshot_of_the_larger_models(model: str) -> None:
     counts = check_lemmas_everywhere(load_model(model, SPEC))
@@ -166,7 +168,7 @@ def test_never_forwarding_completes_no_snapshot() -> None:
 
 
 def test_cli_lemmas_prints_the_counts_per_way() -> None:
-    result = CliRunner().invoke(explore_app, ["lemmas", "MCToken2", "--root", str(SPEC.parent)])
+    result = CliRunner().invoke(cli_app, ["lemmas", "MCToken2", "--root", str(SPEC.parent)])
     assert result.exit_code == 0, result.output
     pairs = _completed_pairs("MCToken2")[1]
     lines = result.output.splitlines()

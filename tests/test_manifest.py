@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from redletter.errors import Exit, InputError
-from redletter.manifest import ModelEntry, compare, load_manifest
+from redletter.manifest import EXPECT_VALUES, ModelEntry, compare, load_manifest
 from redletter.tlc import ResultKind, TlcResult
 
 TOY_MANIFEST = Path(__file__).resolve().parent / "data" / "project" / "spec" / "manifest.json"
@@ -142,27 +142,95 @@ def _good() -> dict[str, Any]:
     return data
 
 
-def test_bad_expect(tmp_path: Path) -> None:
+def test_toy_manifest_rows() -> None:
+    toy, failure = load_manifest(TOY_MANIFEST).models
+    assert (toy.expect, toy.distinct, toy.total, toy.depth, toy.violated, toy.bug) == (
+        "success",
+        6,
+        6,
+        6,
+        None,
+        None,
+    )
+    assert (failure.expect, failure.violated, failure.distinct, failure.check_deadlock) == (
+        "safety failure",
+        "Tiny",
+        0,
+        False,
+    )
+    assert failure.bug == "the bound is too small"
+
+
+def test_spec_manifest_uses_the_examples_field_names() -> None:
+    spec = TOY_MANIFEST.parents[4] / "spec" / "manifest.json"
+    rows = json.loads(spec.read_text(encoding="utf-8"))["models"]
+    for row in rows:
+        assert row["result"] in EXPECT_VALUES
+        if row["result"] == "success":
+            assert {"distinctStates", "totalStates", "stateDepth"} <= row.keys()
+    assert {m.model for m in load_manifest(spec).models} == {r["model"] for r in rows}
+
+
+def test_bad_result(tmp_path: Path) -> None:
     data = _good()
-    data["models"][0]["expect"] = "passes"
+    data["models"][0]["result"] = "passes"
     path = write(tmp_path, data)
     with pytest.raises(InputError) as info:
         load_manifest(path)
     assert str(info.value) == (
-        f'{path}: models[0] (MCToy): "expect" must be one of "success", "safety failure", '
-        '"liveness failure", "deadlock", got "passes"; see \'How to add a model\' in '
+        f'{path}: models[0] (MCToy): "result" must be one of "success", "safety failure", '
+        '"liveness failure", "deadlock failure", got "passes"; see \'How to add a model\' in '
         "README.md for the format."
+    )
+
+
+def test_field_of_the_earlier_format_names_its_new_name(tmp_path: Path) -> None:
+    data = _good()
+    data["models"][0]["expect"] = data["models"][0].pop("result")
+    path = write(tmp_path, data)
+    with pytest.raises(InputError) as info:
+        load_manifest(path)
+    assert str(info.value) == (
+        f'{path}: models[0] (MCToy): unknown field "expect" (now called "result"); see '
+        "'How to add a model' in README.md for the format."
+    )
+    data = _good()
+    data["models"][1]["distinctstates"] = 3
+    with pytest.raises(InputError, match=r'unknown field "distinctstates"; the fields are model, '):
+        load_manifest(write(tmp_path, data))
+
+
+def test_counts_are_required_for_success_rows_only(tmp_path: Path) -> None:
+    data = _good()
+    del data["models"][0]["stateDepth"]
+    with pytest.raises(InputError, match=r'models\[0\] \(MCToy\) has no "stateDepth"'):
+        load_manifest(write(tmp_path, data))
+    data = _good()
+    data["models"][1]["distinctStates"] = 12
+    assert load_manifest(write(tmp_path, data)).models[1].distinct == 12
+
+
+def test_safety_failure_needs_the_violated_property(tmp_path: Path) -> None:
+    data = _good()
+    del data["models"][1]["violatedProperty"]
+    path = write(tmp_path, data)
+    with pytest.raises(InputError) as info:
+        load_manifest(path)
+    assert str(info.value) == (
+        f'{path}: models[1] (MCToyFailure): a "safety failure" row must name the property '
+        "TLC reports in \"violatedProperty\"; see 'How to add a model' in README.md for the "
+        "format."
     )
 
 
 def test_wrong_type(tmp_path: Path) -> None:
     data = _good()
-    data["models"][1]["distinct"] = "many"
+    data["models"][1]["distinctStates"] = "many"
     path = write(tmp_path, data)
     with pytest.raises(InputError) as info:
         load_manifest(path)
     assert str(info.value) == (
-        f'{path}: models[1] (MCToyFailure): "distinct" must be int, got "many"; see '
+        f'{path}: models[1] (MCToyFailure): "distinctStates" must be int, got "many"; see '
         "'How to add a model' in README.md for the format."
     )
 
@@ -176,8 +244,8 @@ def test_bool_is_not_an_int(tmp_path: Path) -> None:
 
 def test_missing_key_and_duplicate(tmp_path: Path) -> None:
     data = _good()
-    del data["models"][0]["bug"]
-    with pytest.raises(InputError, match=r'models\[0\] \(MCToy\) has no "bug"'):
+    del data["models"][0]["suite"]
+    with pytest.raises(InputError, match=r'models\[0\] \(MCToy\) has no "suite"'):
         load_manifest(write(tmp_path, data))
     data = _good()
     data["models"][1]["model"] = "MCToy"

@@ -75,9 +75,11 @@ def _copy(tmp_path: Path, model: str) -> Path:
 def test_unknown_override_names_the_cfg_line(tmp_path: Path) -> None:
     spec = _copy(tmp_path, "MCNoChannelRecordingFailure")
     cfg = spec / "MCNoChannelRecordingFailure.cfg"
-    text = cfg.read_text().replace("Recording <- NoRecording", "Recording <- RecordEverything")
+    text = cfg.read_text().replace(
+        "Recording <- [ChandyLamport] NoRecording", "Recording <- [ChandyLamport] RecordEverything"
+    )
     cfg.write_text(text)
-    line = text.splitlines().index("    Recording <- RecordEverything") + 1
+    line = text.splitlines().index("    Recording <- [ChandyLamport] RecordEverything") + 1
     with pytest.raises(InputError) as e:
         load_model("MCNoChannelRecordingFailure", spec)
     assert str(e.value) == (

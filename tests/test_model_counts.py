@@ -17,7 +17,8 @@ SLOW_ABOVE = 10_000  # distinct states
 
 
 def _param(entry: ModelEntry) -> object:
-    marks = [pytest.mark.slow] if entry.distinct > SLOW_ABOVE else []
+    # The larger models' counts are also checked by `make check`'s cross-check.
+    marks = [pytest.mark.slow, pytest.mark.long] if entry.distinct > SLOW_ABOVE else []
     return pytest.param(entry, id=entry.model, marks=marks)
 
 
@@ -85,6 +86,7 @@ def test_progress_is_reported() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_large_model_matches_the_manifest() -> None:
     (entry,) = MANIFEST.select(["MCDiffusingComplete3"])
     result = explore(load_model(entry.model, SPEC))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from redletter.conformance.cos418 import (
+from redletter.conformance.formats.cos418 import (
     generate_scenario,
     generate_topology,
     parse_scenario,
@@ -12,7 +12,7 @@ from redletter.conformance.cos418 import (
     parse_topology,
     simulate,
 )
-from redletter.conformance.outcome import judge_outcome, replay_snapshots
+from redletter.conformance.judges.outcome import judge_outcome, replay_snapshots
 
 TOP3 = parse_topology("3\nN1 5\nN2 0\nN3 0\nN1 N2\nN2 N3\nN3 N1\nN1 N3\n")
 SC3 = parse_scenario("send N1 N2 2\nsend N1 N3 1\nsnapshot N2\n")
@@ -83,8 +83,8 @@ def test_witness_is_in_the_shared_vocabulary() -> None:
             "message on the wrong channel",
             "0\nN1 2\nN2 0\nN3 0\nN1 N3 token(2)\nN1 N3 token(1)\n",
             "no FIFO schedule of the scenario yields these snapshots:\n"
-            "- snapshot 0 records N2 with 0 tokens: some schedule gives that, but none together "
-            "with the other fields (the closest schedule records 2 tokens)\n"
+            "- no FIFO schedule records [] on N1 -> N2 for snapshot 0 "
+            "(the closest schedule records [token(2)])\n"
             "- no FIFO schedule records [token(2), token(1)] on N1 -> N3 for snapshot 0 "
             "(the closest schedule records [token(1)])\n"
             "the closest schedule (9 steps) matches 5 of 7 fields",
@@ -136,16 +136,42 @@ def test_only_a_non_fifo_schedule_gives_it() -> None:
     assert ok.verdict == "pass"
 
 
-def test_same_tick_sends_are_concurrent() -> None:
+def test_events_of_one_tick_keep_their_file_order() -> None:
+    """The simulator performs a group's events in file order: the 1 leaves first."""
     sc = parse_scenario("send N1 N2 1\nsend N1 N2 2\ntick\nsnapshot N2\n")
     j = judge_outcome(TOP2, sc, [parse_snap("0\nN1 0\nN2 2\nN1 N2 token(1)\n")])
-    assert j.verdict == "pass"
+    assert j.verdict == "fail"
+
+
+def test_nothing_is_delivered_between_two_events_of_one_tick() -> None:
+    """With ticks, N2 cannot receive the token between the send and its snapshot;
+    without (a program that schedules itself), it can."""
+    sc = parse_scenario("send N1 N2 1\nsnapshot N2\n")
+    snap = parse_snap("0\nN1 2\nN2 1\n")
+    ticked = judge_outcome(TOP2, sc, [snap])
+    assert (ticked.verdict, ticked.message.splitlines()[1]) == (
+        "fail",
+        "- no FIFO schedule records N2 with 1 tokens for snapshot 0 "
+        "(the closest schedule records 0 tokens)",
+    )
+    assert judge_outcome(TOP2, sc, [snap], ticks=False).verdict == "pass"
+
+
+def test_without_time_to_explain_a_fail_names_fields_that_clash() -> None:
+    j = judge_outcome(TOP2, SC2, [parse_snap("0\nN1 0\nN2 2\nN1 N2 token(1)\n")], explain=0)
+    assert (j.verdict, j.message, j.closest) == (
+        "fail",
+        "no FIFO schedule of the scenario yields these snapshots; these fields cannot all "
+        "hold together:\n"
+        "- snapshot 0 records [token(1)] on N1 -> N2",
+        None,
+    )
 
 
 def test_budget_gives_unknown() -> None:
     j = judge_outcome(TOP2, SC2, [parse_snap("0\nN1 0\nN2 1\nN1 N2 token(2)\n")], budget=2)
     assert (j.verdict, j.message) == (
         "unknown",
-        "the search budget of 2 states ran out before a FIFO schedule yielding these "
+        "the solver's budget of 2 units ran out before a FIFO schedule yielding these "
         "snapshots was found or ruled out",
     )

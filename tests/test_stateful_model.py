@@ -247,6 +247,7 @@ def test_random_topologies_token_and_diffusing(capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_random_topologies_many_examples(capsys: pytest.CaptureFixture[str]) -> None:
     _run_correct(settings(FAST, max_examples=600, stateful_step_count=80), capsys)
 
@@ -297,8 +298,19 @@ def _find(
     return str(info.value)
 
 
+def _cases(
+    mutants: list[tuple[str, dict[str, str]]], long: set[str]
+) -> list[object]:
+    """The mutants as parameters; the ones in ``long`` (minutes of searching each)
+    run in `make test-long` only."""
+    return [
+        pytest.param(name, ov, id=name, marks=[pytest.mark.long] if name in long else [])
+        for name, ov in mutants
+    ]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "overrides"), MUTANTS, ids=[m[0] for m in MUTANTS])
+@pytest.mark.parametrize(("name", "overrides"), _cases(MUTANTS, {"StopAtFirst", "TurnsRedInAll"}))
 def test_hypothesis_finds_and_shrinks_each_mutant(
     name: str, overrides: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -311,7 +323,9 @@ LEMMA_MUTANTS = [m for m in MUTANTS if m[0] != "StarterOnly"]  # StarterOnly nev
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "overrides"), LEMMA_MUTANTS, ids=[m[0] for m in LEMMA_MUTANTS])
+@pytest.mark.parametrize(
+    ("name", "overrides"), _cases(LEMMA_MUTANTS, {"StopAtFirst", "TurnsRedInAll", "AnyPosition"})
+)
 def test_the_three_lemma_checks_alone_find_each_mutant(
     name: str, overrides: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from redletter.cli.symbolic import app as symbolic_app
 from redletter.python_model.itf import trace_from_json
-from redletter.python_model.symbolic_cli import symbolic_app
 
 runner = CliRunner()
 

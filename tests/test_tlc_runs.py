@@ -116,7 +116,7 @@ def test_manifest_drift_gives_exact_mismatch(
 ) -> None:
     path = toy_project / "spec" / "manifest.json"
     path.write_text(
-        path.read_text(encoding="utf-8").replace('"distinct": 6', '"distinct": 7'),
+        path.read_text(encoding="utf-8").replace('"distinctStates": 6', '"distinctStates": 7'),
         encoding="utf-8",
     )
     project = Project(toy_project)
@@ -167,6 +167,8 @@ def test_spec_error_through_the_cli(toy_project: Path, capsys: pytest.CaptureFix
     assert capsys.readouterr().err == (
         f"error[RL-SPEC]: {tla}:6: col 23: SANY found a semantic error in module MCToy: "
         "Unknown operator: `y'. — fix the spec and run the check again.\n"
+        "help: open the module at the line shown, fix the TLA+ as SANY's quoted words say, "
+        "and run the command again; see docs/errors.md#rl-spec\n"
     )
 
 
@@ -178,5 +180,54 @@ def test_crosscheck_refuses_a_model_that_is_not_chandy_lamport(
     assert (
         "MCToy: cross-check MISMATCH\n"
         f"  the cross-check could not run: error[RL-INPUT-MODEL]: {tla}: the model must EXTEND "
-        "ChandyLamport and exactly one of TokenApp, DiffusingApp, HistoryApp\n"
+        "exactly one of ChandyLamportToken, ChandyLamportDiffusing, ChandyLamportHistory (or "
+        "ChandyLamport and exactly one of TokenApp, DiffusingApp, HistoryApp)\n"
     ) in capsys.readouterr().out
+
+
+def _dot_labels(dot: Path) -> set[str]:
+    text = Path(str(dot) + ".dot").read_text(encoding="utf-8")
+    return {
+        line.split('[label="', 1)[1].split('"', 1)[0]
+        for line in text.splitlines()
+        if " -> " in line and "[label=" in line
+    }
+
+
+def test_tlc_2_15_cannot_name_actions_inside_an_instance(
+    specs: Path, tlc_jar: Path, tmp_path: Path
+) -> None:
+    # Why ChandyLamport's Next is LOCAL and each ChandyLamport<App> module restates it:
+    # a next-state relation reached through an INSTANCE with substitutions is one
+    # action to TLC 2.15, and its DOT dump labels every transition "UnnamedAction".
+    labels = {}
+    for module in ("Counter", "Instanced"):
+        dot = tmp_path / module
+        result = run_tlc(
+            module,
+            spec_dir=specs,
+            jar=tlc_jar,
+            cache_dir=tmp_path / "cache",
+            check_deadlock=False,
+            extra_args=["-dump", "dot,actionlabels", str(dot)],
+        )
+        assert (result.kind, result.distinct) == (ResultKind.SUCCESS, 3)
+        labels[module] = _dot_labels(dot)
+    assert labels == {"Counter": {"Up", "Down"}, "Instanced": {"UnnamedAction"}}
+
+
+def test_the_spec_labels_transitions_with_the_action_names(tlc_jar: Path, tmp_path: Path) -> None:
+    # MCToken2 extends ChandyLamportToken, which instantiates ChandyLamport: the labels
+    # must still be the plain action names the Python model and the cross-check use.
+    spec = Path(__file__).resolve().parent.parent / "spec"
+    dot = tmp_path / "MCToken2"
+    result = run_tlc(
+        "MCToken2",
+        spec_dir=spec,
+        jar=tlc_jar,
+        cache_dir=tmp_path / "cache",
+        check_deadlock=False,
+        extra_args=["-dump", "dot,actionlabels", str(dot)],
+    )
+    assert (result.kind, result.distinct, result.total) == (ResultKind.SUCCESS, 3370, 6483)
+    assert _dot_labels(dot) == {"SendApp", "ReceiveApp", "ReceiveRedLetter", "StartSnapshot"}

@@ -23,7 +23,7 @@ def fake_java(directory: Path, version: str) -> None:
     java.chmod(0o755)
 
 
-def test_no_java_is_one_line_and_exit_3(
+def test_no_java_is_one_error_line_its_help_and_exit_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -34,6 +34,9 @@ def test_no_java_is_one_line_and_exit_3(
     assert captured.err == (
         "error[RL-ENV-JAVA]: Java 17 or newer is needed to run TLC, but no `java` is on "
         "PATH; install it (e.g. `apt-get install openjdk-17-jre-headless`) and try again.\n"
+        "help: install a Java 17+ runtime (e.g. `apt-get install openjdk-17-jre-headless`), "
+        "put it on PATH, and check with `redletter check-java`; "
+        "see docs/errors.md#rl-env-java\n"
     )
 
 
@@ -120,11 +123,14 @@ def test_no_apalache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert main(["check-apalache"]) == 3
+    assert main(["apalache", "check"]) == 3
     assert capsys.readouterr().err == (
         "error[RL-ENV-APALACHE]: Apalache is not installed (no `apalache-mc` on PATH), and "
         "no package registry reachable here ships it; to run this check, install a release "
         "(see https://apalache-mc.org, it needs Java 17) and put its bin/ on PATH.\n"
+        "help: install an Apalache release (https://apalache-mc.org, it needs Java 17) and "
+        "put its bin/ on PATH; every other check runs without it; "
+        "see docs/errors.md#rl-env-apalache\n"
     )
 
 
@@ -134,9 +140,11 @@ def test_internal_errors_are_reported_as_bugs(
     def boom() -> None:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr("redletter.cli.require_java", boom)
+    monkeypatch.setattr("redletter.toolchain.require_java", boom)
     assert main(["check-java"]) == Exit.INTERNAL
     assert capsys.readouterr().err == (
         "error[RL-INTERNAL]: internal error (a bug in redletter, please report): "
         "ZeroDivisionError: division by zero\n"
+        "help: report it as a bug of redletter, with the command you ran and its whole "
+        "output; see docs/errors.md#rl-internal\n"
     )

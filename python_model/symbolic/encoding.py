@@ -548,31 +548,6 @@ def decode_state(params: SymParams, model: z3.ModelRef, s: SymState) -> CState:
     )
 
 
-def encode_concrete(params: SymParams, s: SymState, c: CState) -> Expr:
-    """The formula saying symbolic state ``s`` is concrete state ``c`` (core variables)."""
-    cs: list[Expr] = []
-    for pi in range(len(params.procs)):
-        cs.append(s["tok", pi] == c.local[pi])
-    for ci, msgs in enumerate(c.buf):
-        cs.append(s["len", ci] == len(msgs))
-        for j in range(params.capacity):
-            m = msgs[j] if j < len(msgs) else None
-            cs.append(
-                s["msg", ci, j] == (0 if m is None else m.val if m.kind == "app" else -m.snap)
-            )
-    for ki in range(len(params.snaps)):
-        for pi, p in enumerate(params.procs):
-            cs.append(s["red", ki, pi] == (p in c.red[ki]))
-            cs.append(s["rm", ki, pi] == c.rec_machine[ki].get(p, 0))
-        for ci, ch in enumerate(params.chans):
-            cs.append(s["rb", ki, ci] == (ch in c.red_buf[ki]))
-            stream = c.rec_buf[ki][ci]
-            cs.append(s["rl", ki, ci] == len(stream))
-            for j in range(params.record_capacity):
-                cs.append(s["rv", ki, ci, j] == (stream[j] if j < len(stream) else 0))
-    return z3.And(cs)
-
-
 # --------------------------------------------------------------------------- flat transitions
 
 

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 import z3
 
+import redletter.python_model.symbolic.encoding as enc
 from redletter.errors import InputError, InternalError
 from redletter.python_model.itf import ItfState, trace_to_json
-from redletter.python_model.symbolic import encoding as enc
 from redletter.python_model.symbolic.concrete import (
     CState,
     Step,
@@ -535,9 +535,6 @@ def goal_complete(k: int) -> Goal:
         return enc.complete(t.params, t.states[-1], t.params.snap_index(k))
 
     return goal
-
-
-GoalName = Literal["two-recorded", "concurrent", "two-starters", "complete"]
 
 
 def named_goal(name: str, params: SymParams) -> Goal:

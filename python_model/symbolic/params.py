@@ -101,34 +101,6 @@ class SymParams:
         """Indices of In(p)."""
         return tuple(i for i, c in enumerate(self.chans) if c[1] == p)
 
-    def with_bounds(
-        self, *, capacity: int | None = None, record_capacity: int | None = None
-    ) -> SymParams:
-        return SymParams(
-            self.procs,
-            self.chans,
-            self.tokens,
-            self.snaps,
-            self.starters,
-            self.sequential,
-            self.capacity if capacity is None else capacity,
-            self.record_capacity if record_capacity is None else record_capacity,
-            self.mutant,
-        )
-
-    def with_mutant(self, mutant: Mutant) -> SymParams:
-        return SymParams(
-            self.procs,
-            self.chans,
-            self.tokens,
-            self.snaps,
-            self.starters,
-            self.sequential,
-            self.capacity,
-            self.record_capacity,
-            mutant,
-        )
-
     def describe(self) -> str:
         return (
             f"{len(self.procs)} machines, {len(self.chans)} buffers, snapshots "

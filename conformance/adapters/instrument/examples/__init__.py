@@ -1,0 +1,1 @@
+"""Programs instrumented with the recorder: ``tcp/``, the token app over TCP sockets."""

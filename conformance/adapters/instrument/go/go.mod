@@ -1,0 +1,3 @@
+module redletter/instrument
+
+go 1.19

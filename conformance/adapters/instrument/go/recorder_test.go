@@ -1,0 +1,195 @@
+package instrument
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// outDir is where the logs go: $REDLETTER_INSTRUMENT_OUT (the kit's test
+// validates them in the model), else a temporary directory.
+func outDir(t *testing.T) string {
+	if dir := os.Getenv("REDLETTER_INSTRUMENT_OUT"); dir != "" {
+		return dir
+	}
+	return t.TempDir()
+}
+
+type line struct {
+	Node  string         `json:"node"`
+	Seq   int            `json:"seq"`
+	VC    map[string]int `json:"vc"`
+	Event string         `json:"event"`
+}
+
+func readLines(t *testing.T, path string) []line {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []line
+	sc := bufio.NewScanner(f)
+	for no := 1; sc.Scan(); no++ {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("%s:%d: not JSON: %v: %q", path, no, err, sc.Text())
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestTokenSnapshot writes the logs of a run of MCToken2 (p1 holds 2 tokens,
+// p2 none; p2 starts snapshot 1 while p1's message to it is in flight): the
+// snapshot records p1: 1, p2: 0 and the message 1 on p1 -> p2.
+func TestTokenSnapshot(t *testing.T) {
+	dir := outDir(t)
+	p1, err := Open("p1", filepath.Join(dir, "p1.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := Open("p2", filepath.Join(dir, "p2.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type msg struct {
+		Tokens, Marker int
+		VC             Clock
+	}
+	toP2 := make(chan msg, 4)
+	toP1 := make(chan msg, 4)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { // p1: send a token, then react to p2's marker
+		defer wg.Done()
+		tokens := 2
+		tokens--
+		toP2 <- msg{Tokens: 1, VC: p1.SendApp("p2", 1, tokens)}
+		m := <-toP1
+		st := p1.Begin()
+		st.ReceiveMarker("p2", m.Marker, m.VC)
+		st.RecordState(1, tokens)
+		vc := st.SendMarker("p2", 1)
+		st.CloseChannel(1, "p2")
+		st.Complete(1, tokens, map[string][]int{"p2": nil})
+		st.End()
+		toP2 <- msg{Marker: 1, VC: vc}
+	}()
+	go func() { // p2: start snapshot 1, record p1's token, close at p1's marker
+		defer wg.Done()
+		tokens := 0
+		st := p2.Begin()
+		st.StartSnapshot(1)
+		st.RecordState(1, tokens)
+		vc := st.SendMarker("p1", 1)
+		st.End()
+		toP1 <- msg{Marker: 1, VC: vc}
+		recorded := []int{}
+		for {
+			m := <-toP2
+			st := p2.Begin()
+			if m.Marker == 0 {
+				tokens += m.Tokens
+				st.ReceiveApp("p1", m.Tokens, m.VC, tokens)
+				st.RecordMessage(1, "p1", m.Tokens)
+				recorded = append(recorded, m.Tokens)
+				st.End()
+				continue
+			}
+			st.ReceiveMarker("p1", m.Marker, m.VC)
+			st.CloseChannel(1, "p1")
+			st.Complete(1, 0, map[string][]int{"p1": recorded})
+			st.End()
+			return
+		}
+	}()
+	wg.Wait()
+	for _, r := range []*Recorder{p1, p2} {
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := readLines(t, filepath.Join(dir, "p1.ndjson"))
+	b := readLines(t, filepath.Join(dir, "p2.ndjson"))
+	if len(a) != 6 || len(b) != 8 {
+		t.Fatalf("want 6 and 8 lines, got %d and %d", len(a), len(b))
+	}
+	for _, l := range append(a, b...) {
+		if l.VC[l.Node] != l.Seq {
+			t.Fatalf("vc[%s] = %d, want its seq %d", l.Node, l.VC[l.Node], l.Seq)
+		}
+	}
+	if b[7].Event != "complete" || b[7].VC["p1"] != 4 {
+		t.Fatalf("p2's last event: %+v (want complete after p1's marker, vc p1: 4)", b[7])
+	}
+}
+
+// TestConcurrentWriters: many goroutines on one recorder and several
+// recorders on one shared file never tear a line, and each node's seqs appear
+// in file order as 1, 2, 3, ...
+func TestConcurrentWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.ndjson")
+	var recs []*Recorder
+	for _, n := range []string{"a", "b", "c"} {
+		r, err := OpenAppend(n, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	var wg sync.WaitGroup
+	for _, r := range recs {
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func(r *Recorder, g int) {
+				defer wg.Done()
+				for i := 0; i < 200; i++ {
+					if i%10 == 0 {
+						st := r.Begin()
+						st.Internal(g)
+						st.RecordState(1, map[string]int{"i": i})
+						st.End()
+					} else {
+						r.Internal(i, i)
+					}
+				}
+			}(r, g)
+		}
+	}
+	wg.Wait()
+	for _, r := range recs {
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := readLines(t, path)
+	if len(lines) != 3*4*(200+20) {
+		t.Fatalf("want %d lines, got %d", 3*4*220, len(lines))
+	}
+	last := map[string]int{}
+	for _, l := range lines {
+		if l.Seq != last[l.Node]+1 {
+			t.Fatalf("%s: seq %d after %d", l.Node, l.Seq, last[l.Node])
+		}
+		last[l.Node] = l.Seq
+	}
+}
+
+func TestMisusePanics(t *testing.T) {
+	r := New("p1", &discard{})
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a negative payload must panic")
+		}
+	}()
+	r.SendApp("p2", -1)
+}
+
+type discard struct{}
+
+func (*discard) Write(b []byte) (int, error) { return len(b), nil }

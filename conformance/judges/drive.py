@@ -1,0 +1,685 @@
+"""The drive judge: replay a trace through the driver and compare every step with
+the reference model.
+
+For every step of the trace the model takes the step (``redletter.python_model.actions.step``)
+and the judge derives from the successor state ``s -> s'`` everything the node
+must show (the seam is :class:`~redletter.conformance.net.Observation`):
+
+- what goes on the wire: per channel, the messages appended to ``buf`` (the app
+  message of a SendApp, the red letters of a machine turning red), in order;
+- what is recorded: the local state (``recMachine[k][p]`` defined), the app
+  messages appended to ``recBuf[k][c]``, the buffers turning red
+  (``redBuf[k]``: the node closes that channel's recording);
+- completions: all of the acting machine's input buffers red in snapshot k.
+
+After the schedule (and, by default, after draining every message still in
+flight in FIFO order, so that every started snapshot can complete) the judge
+asks every node to ``report`` every snapshot and compares the answers with the
+model's recorded snapshot S* (``recMachine[k]``, ``recBuf[k]``).
+
+The first difference is a :class:`~redletter.conformance.verdict.Divergence`,
+explained in words: what the model did, what the node did, and which of
+Dijkstra's lemmas (or invariants) that breaks.  The result is a
+:class:`JudgeResult` (a :class:`~redletter.conformance.verdict.Result`).
+Verdicts: ``pass`` (exit 0), ``fail`` (exit 1), ``unknown`` (exit 2: a node
+timed out, or a snapshot cannot complete because the application cannot receive
+what is in flight, so liveness cannot be judged).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeAlias, cast
+
+from redletter.conformance import protocol as p
+from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
+from redletter.conformance.net import Observation, Topology, show_channel
+from redletter.conformance.node import NodeFactory, NodeHost
+from redletter.conformance.process import Limits, NodeError, NodeTimeout
+from redletter.conformance.traces import Step, Trace, make_step, model_of, replay_states
+from redletter.conformance.verdict import Divergence, Verdict
+from redletter.errors import InputError
+from redletter.python_model.actions import ActionDisabled, step, successors
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.state import Local, State
+
+__all__ = [
+    "CommandNode",
+    "InProcessNode",
+    "JudgeResult",
+    "NodeSpec",
+    "drain_steps",
+    "judge_trace",
+]
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+@dataclass(frozen=True)
+class InProcessNode:
+    """Nodes as Python objects in this process (``factory`` builds one per ``init``)."""
+
+    factory: NodeFactory
+    label: str = "in-process"
+
+    def describe(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
+class CommandNode:
+    """Nodes as child processes running ``argv`` (one per node, or one ``hosted``)."""
+
+    argv: tuple[str, ...]
+    hosted: bool = False
+    limits: Limits = field(default_factory=Limits)
+    isolate: bool = True
+
+    def describe(self) -> str:
+        return " ".join(self.argv) + (" (hosted)" if self.hosted else "")
+
+    @staticmethod
+    def parse(cmd: str, *, hosted: bool = False, timeout: float = 10.0) -> CommandNode:
+        """The node of a command line, split with :func:`shlex.split` (never a shell).
+
+        An empty command, one that does not split, or a program that is not on
+        PATH is an :class:`InputError` naming ``--node``.
+        """
+        try:
+            argv = tuple(shlex.split(cmd))
+        except ValueError as exc:
+            raise InputError(
+                f"--node: cannot split {cmd!r}: {exc}", code="RL-INPUT-NODE-CMD"
+            ) from None
+        if not argv:
+            raise InputError("--node: the node command is empty", code="RL-INPUT-NODE-CMD")
+        if shutil.which(argv[0]) is None:
+            raise InputError(
+                f"--node: cannot run {argv[0]!r}: no such executable program",
+                code="RL-INPUT-NODE-CMD",
+            )
+        return CommandNode(argv, hosted=hosted, limits=Limits(request_timeout=timeout))
+
+
+NodeSpec: TypeAlias = InProcessNode | CommandNode
+
+
+def open_transport(node: NodeSpec, nodes: Sequence[str], log_dir: Path) -> Transport:
+    """Start the nodes of one run."""
+    if isinstance(node, InProcessNode):
+        return InProcessTransport(NodeHost(node.factory))
+    make = ProcessTransport.hosted if node.hosted else ProcessTransport.per_node
+    return make(node.argv, nodes, log_dir=log_dir, limits=node.limits, isolate=node.isolate)
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _json(cfg: ModelConfig, s: Local | None) -> p.JsonValue:
+    """A model local state in the protocol's JSON (``None`` for no state)."""
+    return None if s is None else cfg.app.local_to_json(s)
+
+
+def _show_json(v: p.JsonValue) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_show_json(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "[" + ", ".join(f"{k} = {_show_json(x)}" for k, x in sorted(v.items())) + "]"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    return "nothing" if v is None else str(v)
+
+
+def _show_seq(xs: Sequence[int]) -> str:
+    return "[" + ", ".join(str(x) for x in xs) + "]"
+
+
+def _show_wire(xs: Sequence[int]) -> str:
+    """Model buffer entries (app v >= 0, red letter -k) as ``app 3, marker 1``."""
+    if not xs:
+        return "nothing"
+    return ", ".join(f"app {x}" if x >= 0 else f"marker {-x}" for x in xs)
+
+
+def _wire_int(m: p.WireMsg) -> int:
+    return m.payload if isinstance(m, p.AppMsg) else -m.snapshot
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """The drive judge's verdict on one trace (a :class:`~redletter.conformance.verdict.Result`)."""
+
+    trace: Trace
+    verdict: Verdict
+    executed: tuple[Step, ...]  #: the steps performed (schedule, then the drain)
+    drained: int  #: how many of them the drain added
+    observations: tuple[Observation, ...]
+    divergence: Divergence | None = None
+    reason: str = ""  #: for unknown, and for a node error: what happened
+    node_error: NodeError | None = None
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """The process exit code of the verdict (0, 1 or 2)."""
+        return int(self.verdict.exit_code)
+
+    def explanation(self) -> str:
+        """The divergence or the reason, in words ("" for a pass)."""
+        if self.divergence is not None:
+            return self.divergence.describe()
+        return self.reason
+
+    @property
+    def schedule(self) -> tuple[Step, ...]:
+        """The executed steps up to and including the divergence (all of them when there
+        is none, or when it is in the final report); minimal after shrinking."""
+        if self.divergence is not None and self.divergence.step:
+            return self.executed[: self.divergence.step]
+        return self.executed
+
+
+# --------------------------------------------------------------------------- model side
+
+
+def drain_steps(cfg: ModelConfig, s: State, *, limit: int = 10_000) -> list[Step]:
+    """Deliver every message in flight, in buffer order, FIFO, while the application
+    can receive it: the steps, from ``s``.
+
+    For a scripted application (a model whose specification is ``ProgressSpec``:
+    "a machine that can act does not stop for ever"), when no message can be
+    received the first enabled application action is taken instead, so a red
+    letter queued behind a message the script receives later is freed.  Stops
+    when nothing is left to do.
+    """
+    out: list[Step] = []
+    scripted = cfg.specification == "ProgressSpec"
+    while len(out) < limit:
+        progress = False
+        for ci, c in enumerate(cfg.chans):
+            if not s.buf[ci]:
+                continue
+            action = "ReceiveRedLetter" if s.buf[ci][0] < 0 else "ReceiveApp"
+            st = make_step(action, {"c": list(c), "i": 1})
+            try:
+                s = step(cfg, s, action, st[1])
+            except ActionDisabled:
+                continue
+            out.append(st)
+            progress = True
+        if progress:
+            continue
+        if not scripted:
+            break
+        app = next(
+            (
+                (name, params, t)
+                for name, params, t in successors(cfg, s)
+                if name in ("InternalEvent", "SendApp")
+            ),
+            None,
+        )
+        if app is None:
+            break
+        name, params, s = app
+        out.append(
+            make_step(name, {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()})
+        )
+    return out
+
+
+def _acting_node(action: str, params: Mapping[str, object]) -> str:
+    if action in ("SendApp",):
+        return str(cast(Sequence[str], params["c"])[0])
+    if action in ("ReceiveApp", "ReceiveRedLetter"):
+        return str(cast(Sequence[str], params["c"])[1])
+    return str(params["p"])
+
+
+@dataclass(frozen=True)
+class _Expected:
+    sent: Mapping[tuple[str, str], tuple[int, ...]]
+    states: Mapping[int, p.JsonValue]  #: snapshot -> recorded local state
+    messages: Mapping[tuple[int, tuple[str, str]], tuple[int, ...]]
+    closes: frozenset[tuple[int, tuple[str, str]]]
+    completed: frozenset[int]
+
+
+def _expected(
+    cfg: ModelConfig, s: State, t: State, action: str, params: Mapping[str, object]
+) -> _Expected:
+    node = _acting_node(action, params)
+    pi = cfg.proc_index[node]
+    base = list(s.buf)
+    if action in ("ReceiveApp", "ReceiveRedLetter"):
+        c = cast(Sequence[str], params["c"])
+        ci = cfg.chan_index[(str(c[0]), str(c[1]))]
+        i = cast(int, params["i"])
+        base[ci] = (*base[ci][: i - 1], *base[ci][i:])
+    sent = {}
+    for ci, ch in enumerate(cfg.chans):
+        after = t.buf[ci]
+        sent[ch] = after[len(base[ci]) :] if after[: len(base[ci])] == base[ci] else after
+    states: dict[int, p.JsonValue] = {}
+    messages: dict[tuple[int, tuple[str, str]], tuple[int, ...]] = {}
+    closes: set[tuple[int, tuple[str, str]]] = set()
+    completed: set[int] = set()
+    inputs = cfg.in_mask[pi]
+    for k, kid in enumerate(cfg.snaps):
+        if s.rec_machine[k][pi] is None and t.rec_machine[k][pi] is not None:
+            states[kid] = _json(cfg, t.rec_machine[k][pi])
+        for ci, ch in enumerate(cfg.chans):
+            new = t.rec_buf[k][ci][len(s.rec_buf[k][ci]) :]
+            if new:
+                messages[(kid, ch)] = new
+            if t.red_buf[k] >> ci & 1 and not s.red_buf[k] >> ci & 1:
+                closes.add((kid, ch))
+        if t.red_buf[k] & inputs == inputs and s.red_buf[k] & inputs != inputs:
+            completed.add(kid)
+    return _Expected(sent, states, messages, frozenset(closes), frozenset(completed))
+
+
+# --------------------------------------------------------------------------- explanations
+
+
+class _Ctx:
+    """What the explanations need to know about the run so far."""
+
+    def __init__(self, cfg: ModelConfig, s: State, t: State, index: int, obs: Observation) -> None:
+        self.cfg, self.s, self.t, self.index, self.obs = cfg, s, t, index, obs
+
+    def what(self) -> str:
+        return self.obs.describe().split(":", 1)[0].split(" ", 1)[1]
+
+    def div(self, kind: str, summary: str, model: str, node: str, why: str) -> Divergence:
+        return Divergence(kind, self.obs.node, summary, model, node, why, step=self.index)
+
+    def tokens_phrase(self, amount: int) -> str:
+        if self.cfg.app_module == "TokenApp":
+            return f"the snapshot loses {amount} token{'s' if amount != 1 else ''}"
+        return "the recorded buffer misses a message a white machine sent"
+
+
+def _lemma0_missing(ctx: _Ctx, k: int, ch: tuple[str, str], vals: Sequence[int]) -> str:
+    amount = sum(vals)
+    many = len(vals) > 1
+    what = f"the app messages {_show_seq(vals)} were" if many else f"the app message {vals[0]} was"
+    return (
+        f"{what} in flight when {ch[1]} turned red in snapshot {k} ({ch[0]} sent "
+        f"{'them' if many else 'it'} while white); without {'them' if many else 'it'} "
+        f"{ctx.tokens_phrase(amount)}, so it is not reachable from S0 (Lemma 0)"
+    )
+
+
+def _compare_sent(ctx: _Ctx, exp: _Expected) -> Divergence | None:
+    actual: dict[tuple[str, str], list[int]] = {}
+    for s_ in ctx.obs.sent:
+        actual.setdefault(s_.channel, []).append(_wire_int(s_.msg))
+    channels = list(ctx.cfg.chans) + sorted(set(actual) - set(ctx.cfg.chans))
+    for ch in channels:
+        want = tuple(exp.sent.get(ch, ()))
+        got = tuple(actual.get(ch, ()))
+        if want == got:
+            continue
+        chs = show_channel(ch)
+        model = f"{ch[0]} puts {_show_wire(want)} on {chs}"
+        node = f"put {_show_wire(got)} on {chs}"
+        summary = f"{ctx.what()} sends the wrong messages on {chs}"
+        missing_red = [-x for x in want if x < 0 and x not in got]
+        extra_red = [-x for x in got if x < 0 and x not in want]
+        if missing_red:
+            k = missing_red[0]
+            why = (
+                f"{ch[0]} turned red in snapshot {k} and must send a red letter on each of its "
+                f"output buffers before any later message; without it the buffer {chs} from a "
+                f"red machine holds no red letter (RedLetterInvariant), so {ch[1]} never turns "
+                "red through it and never closes its recording: the snapshot does not complete "
+                "(SnapshotsComplete) or records messages sent after S* (Lemma 0)"
+            )
+            return ctx.div("missing-red-letter", summary, model, node, why)
+        if extra_red:
+            k = extra_red[0]
+            why = (
+                f"a machine sends one red letter per output buffer per snapshot, when it turns "
+                f"red; a second red letter of snapshot {k} on {chs} would make its receiver close "
+                "a recording that is already closed, or close one too early (RedLetterInvariant)"
+            )
+            return ctx.div("extra-red-letter", summary, model, node, why)
+        if sorted(want) == sorted(got):
+            why = (
+                f"on {chs} an app message overtakes the red letter (or falls behind it): a "
+                "message sent after its sender turned red would be recorded as in flight, or "
+                "one sent before would be missed; the recorded state is then not reachable "
+                "from S0 (Lemma 0)"
+            )
+            return ctx.div("red-letter-order", summary, model, node, why)
+        why = (
+            "the harness computes the application and the node must put exactly the app "
+            f"message it was told to send on {chs}; the run no longer follows the schedule"
+        )
+        return ctx.div("wrong-app-traffic", summary, model, node, why)
+    return None
+
+
+def _colour(ctx: _Ctx, k: int, n: str) -> str:
+    red = ctx.s.red[ctx.cfg.snap_index[k]] >> ctx.cfg.proc_index[n] & 1
+    return "already red" if red else "still white"
+
+
+def _compare_recorded(ctx: _Ctx, exp: _Expected) -> Divergence | None:
+    states: dict[int, list[p.JsonValue]] = {}
+    messages: dict[tuple[int, tuple[str, str]], list[int]] = {}
+    closes: list[tuple[int, tuple[str, str]]] = []
+    for r in ctx.obs.recorded:
+        if isinstance(r, p.RecordState):
+            states.setdefault(r.snapshot, []).append(r.state)
+        elif isinstance(r, p.RecordMessage):
+            messages.setdefault((r.snapshot, r.channel), []).append(r.payload)
+        else:
+            closes.append((r.snapshot, r.channel))
+    n = ctx.obs.node
+    what = ctx.what()
+    for k in sorted(set(exp.states) | set(states)):
+        got = states.get(k, [])
+        if k in exp.states and not got:
+            return ctx.div(
+                "missing-record-state",
+                f"{what} turns {n} red in snapshot {k} but {n} recorded no local state",
+                f"{n} records its local state {_show_json(exp.states[k])} for snapshot {k}",
+                "recorded nothing",
+                f"a machine records its own state when it turns red (rule 1); without it the "
+                f"snapshot has no local state for {n}, so it is no global state at all (Lemma 0)",
+            )
+        if k not in exp.states:
+            return ctx.div(
+                "extra-record-state",
+                f"{what}: {n} recorded a local state for snapshot {k} when the model records none",
+                f"{n} is {_colour(ctx, k, n)} in snapshot {k} and records nothing",
+                f"recorded the local state {_show_json(got[0])}",
+                "a machine records its state exactly once per snapshot, when it turns red; a "
+                "state recorded at another moment is not the one S* holds (Lemma 0)",
+            )
+        if got != [exp.states[k]]:
+            return ctx.div(
+                "wrong-record-state",
+                f"{what}: {n} recorded the wrong local state for snapshot {k}",
+                f"{n} records {_show_json(exp.states[k])}",
+                "recorded " + ", ".join(_show_json(x) for x in got),
+                f"the recorded state must be {n}'s local state at the moment it turns red; "
+                "another state makes the snapshot unreachable from S0 (Lemma 0)",
+            )
+    keys = sorted(set(exp.messages) | set(messages))
+    for key in keys:
+        k, ch = key
+        want = list(exp.messages.get(key, ()))
+        got_m = messages.get(key, [])
+        if want == got_m:
+            continue
+        chs = show_channel(ch)
+        if want and not got_m:
+            return ctx.div(
+                "missing-record-message",
+                f"{what}: {n} recorded nothing for channel {chs} in snapshot {k}, but the model "
+                f"records {_show_seq(want)}",
+                f"{n} is red in snapshot {k} and {chs} is still white, so it records "
+                f"{_show_seq(want)} in {chs}",
+                "recorded nothing",
+                _lemma0_missing(ctx, k, ch, want),
+            )
+        if got_m and not want:
+            ki = ctx.cfg.snap_index[k]
+            ci = ctx.cfg.chan_index.get(ch, -1)
+            reason = (
+                f"{chs} is already red in snapshot {k} (its red letter arrived)"
+                if ci >= 0 and ctx.s.red_buf[ki] >> ci & 1
+                else f"{n} is still white in snapshot {k}"
+            )
+            return ctx.div(
+                "extra-record-message",
+                f"{what}: {n} recorded {_show_seq(got_m)} for channel {chs} in snapshot {k}, but "
+                "the model records nothing",
+                f"records nothing: {reason}",
+                f"recorded {_show_seq(got_m)} in {chs}",
+                f"the message was sent after its sender turned red (or received before {n} "
+                "did), so it is not in flight in S*; recording it counts it twice or invents "
+                "it, and the snapshot is not reachable from S0 (Lemma 0)",
+            )
+        return ctx.div(
+            "wrong-record-message",
+            f"{what}: {n} recorded {_show_seq(got_m)} for channel {chs} in snapshot {k}, "
+            f"the model {_show_seq(want)}",
+            f"records {_show_seq(want)} in {chs}",
+            f"recorded {_show_seq(got_m)}",
+            "the recording of a buffer is exactly the app messages received on it between "
+            "the receiver turning red and the buffer's red letter (Lemma 0)",
+        )
+    got_closes = set(closes)
+    for k, ch in sorted(exp.closes - got_closes):
+        return ctx.div(
+            "missing-close",
+            f"{what}: the red letter of snapshot {k} arrived on {show_channel(ch)} but {n} did "
+            "not close that channel's recording",
+            f"the buffer {show_channel(ch)} turns red in snapshot {k}: its recording ends",
+            "did not close it",
+            "after the red letter, every message on the buffer was sent after its sender turned "
+            "red; recording them puts messages in S* that are not in flight there (Lemma 0)",
+        )
+    for k, ch in sorted(got_closes - exp.closes):
+        return ctx.div(
+            "extra-close",
+            f"{what}: {n} closed the recording of {show_channel(ch)} in snapshot {k}, but no "
+            "red letter of that snapshot arrived on it",
+            f"{show_channel(ch)} stays white in snapshot {k} (still recording)",
+            f"closed {show_channel(ch)}",
+            "a buffer's recording ends only with its own red letter; closing it early loses the "
+            "messages still in flight on it, so the snapshot is not reachable from S0 (Lemma 0)",
+        )
+    if len(closes) != len(got_closes):
+        return ctx.div(
+            "duplicate-close",
+            f"{what}: {n} closed the same recording twice",
+            "closes each buffer once per snapshot",
+            "closed one twice",
+            "each buffer carries exactly one red letter per snapshot (RedLetterInvariant)",
+        )
+    return None
+
+
+def _compare_completed(ctx: _Ctx, exp: _Expected) -> Divergence | None:
+    got = list(ctx.obs.completed)
+    n = ctx.obs.node
+    for k in sorted(exp.completed - set(got)):
+        return ctx.div(
+            "missing-complete",
+            f"{ctx.what()}: every input buffer of {n} is red in snapshot {k}, but {n} did not "
+            "declare its part complete",
+            f"{n}'s part of snapshot {k} is complete",
+            "did not complete it",
+            "a machine's part of a snapshot is complete when every one of its input buffers is "
+            "red; a node that never says so makes the snapshot never complete "
+            "(SnapshotsComplete)",
+        )
+    for k in sorted(set(got) - exp.completed):
+        return ctx.div(
+            "early-complete",
+            f"{ctx.what()}: {n} declared snapshot {k} complete while an input buffer of {n} is "
+            "still white in it",
+            f"{n}'s part of snapshot {k} is not complete yet",
+            f"declared snapshot {k} complete",
+            "a buffer still white may hold messages in flight in S*; declaring the snapshot "
+            "complete before its red letter arrives loses them (Lemma 0)",
+        )
+    if len(got) != len(set(got)):
+        return ctx.div(
+            "duplicate-complete",
+            f"{ctx.what()}: {n} declared the same snapshot complete twice",
+            "completes each snapshot once",
+            "completed one twice",
+            "a snapshot completes once at each machine",
+        )
+    return None
+
+
+def _compare_report(
+    cfg: ModelConfig, s: State, node: str, k: int, rep: p.ReportOk
+) -> Divergence | None:
+    ki, pi = cfg.snap_index[k], cfg.proc_index[node]
+    want_state = _json(cfg, s.rec_machine[ki][pi])
+    inputs = cfg.in_mask[pi]
+    complete = s.red_buf[ki] & inputs == inputs
+
+    def div(kind: str, summary: str, model: str, got: str, why: str) -> Divergence:
+        return Divergence(kind, node, summary, model, got, why)
+
+    if rep.local_state != want_state:
+        return div(
+            "report-state",
+            f"node {node} reports the local state {_show_json(rep.local_state)} for snapshot "
+            f"{k}, the model's S* holds {_show_json(want_state)}",
+            f"S* of snapshot {k} holds {_show_json(want_state)} for {node}",
+            f"reported {_show_json(rep.local_state)}",
+            "the report must give what was recorded when the machine turned red; a different "
+            "local state is not in S*, which Lemma 0 says is reachable from S0",
+        )
+    for ci, ch in enumerate(cfg.chans):
+        if ch[1] != node:
+            continue
+        want = tuple(s.rec_buf[ki][ci])
+        got = tuple(rep.channels.get(ch[0], ()))
+        if want != got:
+            return div(
+                "report-channel",
+                f"node {node} reports {_show_seq(got)} for channel {show_channel(ch)} in "
+                f"snapshot {k}, the model's S* records {_show_seq(want)}",
+                f"S* of snapshot {k} records {_show_seq(want)} in {show_channel(ch)}",
+                f"reported {_show_seq(got)}",
+                "a recorded buffer must list exactly the messages recorded on it, once each and "
+                "in order; with others the snapshot is not reachable from S0 (Lemma 0)",
+            )
+    if rep.complete != complete:
+        return div(
+            "report-complete",
+            f"node {node} reports snapshot {k} {'complete' if rep.complete else 'not complete'}"
+            f", the model {'complete' if complete else 'not complete'} at {node}",
+            f"{node}'s part of snapshot {k} is {'complete' if complete else 'not complete'}",
+            f"reported {'complete' if rep.complete else 'not complete'}",
+            "completion at a machine means every input buffer is red (SnapshotsComplete)",
+        )
+    return None
+
+
+# --------------------------------------------------------------------------- the judge
+
+
+def judge_trace(
+    trace: Trace,
+    node: NodeSpec,
+    *,
+    cfg: ModelConfig | None = None,
+    log_dir: Path | None = None,
+    drain: bool = True,
+    on_step: Callable[[Observation], None] | None = None,
+) -> JudgeResult:
+    """Replay ``trace`` against ``node`` and judge it step by step (see the module doc).
+
+    Raises :class:`InputError` when the trace is not a schedule of its model (a step
+    whose guard fails, or a non-FIFO receive).
+    """
+    start = time.perf_counter()
+    cfg = cfg if cfg is not None else model_of(trace)
+    if cfg.app_module not in p.APP_NAMES:
+        raise InputError(f"model {cfg.name}: no protocol app for {cfg.app_module}")
+    topo = Topology(cfg.procs, cfg.chans)
+    states = replay_states(cfg, ())
+    steps = list(trace.steps)
+    try:
+        for st in steps:
+            states.append(step(cfg, states[-1], st[0], st[1]))
+    except ActionDisabled as exc:
+        raise InputError(
+            f"trace {trace.name} is not a schedule of {cfg.name}: {exc.message}",
+            code="RL-INPUT-SCHEDULE",
+        ) from None
+    extra = drain_steps(cfg, states[-1]) if drain else []
+    for st in extra:
+        states.append(step(cfg, states[-1], st[0], st[1]))
+    executed = tuple(steps + extra)
+    logs = log_dir if log_dir is not None else Path.cwd() / "store" / "logs"
+    observations: list[Observation] = []
+
+    def result(verdict: Verdict, **kw: object) -> JudgeResult:
+        return JudgeResult(
+            trace,
+            verdict,
+            executed,
+            len(extra),
+            tuple(observations),
+            seconds=time.perf_counter() - start,
+            **kw,  # type: ignore[arg-type]
+        )
+
+    initial = {n: _json(cfg, states[0].local[i]) for i, n in enumerate(cfg.procs)}
+    transport = open_transport(node, cfg.procs, logs)
+    try:
+        with Driver(transport, topo, p.APP_NAMES[cfg.app_module], initial) as d:
+            d.init()
+            for i, (action, params) in enumerate(executed):
+                s, t = states[i], states[i + 1]
+                acting = _acting_node(action, params)
+                new_state = (
+                    _json(cfg, t.local[cfg.proc_index[acting]])
+                    if action in ("SendApp", "InternalEvent", "ReceiveApp")
+                    else None
+                )
+                obs = d.perform(action, params, new_state)
+                observations.append(obs)
+                if on_step is not None:
+                    on_step(obs)
+                ctx = _Ctx(cfg, s, t, i + 1, obs)
+                exp = _expected(cfg, s, t, action, params)
+                div = (
+                    _compare_sent(ctx, exp)
+                    or _compare_recorded(ctx, exp)
+                    or _compare_completed(ctx, exp)
+                )
+                if div is not None:
+                    return result(Verdict.FAIL, divergence=div)
+            final = states[-1]
+            for kid in cfg.snaps:
+                for n in cfg.procs:
+                    div = _compare_report(cfg, final, n, kid, d.report(n, kid))
+                    if div is not None:
+                        return result(Verdict.FAIL, divergence=div)
+            stuck = [
+                kid
+                for ki, kid in enumerate(cfg.snaps)
+                if final.s0[ki] is not None and final.sf[ki] is None
+            ]
+            if stuck:
+                why = (
+                    "the application cannot receive every message still in flight"
+                    if drain
+                    else "the schedule ends before its last red letter is received (no drain)"
+                )
+                return result(
+                    Verdict.UNKNOWN,
+                    reason=(
+                        f"snapshot {', '.join(map(str, stuck))} never completed: {why}, so "
+                        "liveness cannot be judged on this trace (every step agreed with "
+                        "the model)"
+                    ),
+                )
+    except NodeTimeout as exc:
+        return result(Verdict.UNKNOWN, reason=exc.message, node_error=exc)
+    except NodeError as exc:
+        return result(Verdict.FAIL, reason=exc.message, node_error=exc)
+    return result(Verdict.PASS)

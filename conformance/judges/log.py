@@ -1,0 +1,558 @@
+"""The log judge: replay an implementation's own run, from its event log, in the model.
+
+An implementation that runs its own scheduler (real sockets, threads, timers)
+cannot be driven step by step; instead it writes an NDJSON event log (the format:
+:mod:`redletter.conformance.eventlog`), and this judge replays that log in the
+model (:mod:`redletter.python_model.actions`), event by event.
+
+The replay: app actions and marker receipts are model actions (a receive must
+find its message at the head of the channel, as the log itself sent it, and
+the model must be able to take the step); the effects a node logs after an
+action (markers sent, state and messages recorded, channels closed, snapshot
+complete) are compared with what the model does in that step, as a multiset;
+a marker the model sends must be logged before the node's next app send on
+that channel.  The result (:class:`Validation`, a
+:class:`~redletter.conformance.verdict.Result`) names the first event the model
+cannot take (file, line, what the model expected) and says, for each snapshot,
+whether the one the log records is the one the algorithm must record for that
+execution, and which lemma it breaks if not.  Verdicts: ``pass`` or ``fail``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeAlias, cast
+
+from redletter.conformance import protocol as p
+from redletter.conformance.eventlog import ACTIONS, LogEvent, merge_logs
+from redletter.conformance.logcheck import check_logs, read_logs
+from redletter.conformance.verdict import Divergence, Verdict
+from redletter.errors import InputError
+from redletter.python_model.actions import ActionDisabled, init_states, step
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.invariants import replay
+from redletter.python_model.state import GState, Local, State
+
+__all__ = ["SnapshotCheck", "Validation", "validate", "validate_files"]
+
+Json: TypeAlias = p.JsonValue
+
+
+def _show(v: Json) -> str:
+    return json.dumps(v, separators=(", ", ": "))
+
+
+def _show_msgs(ms: Iterable[int]) -> str:
+    return "[" + ", ".join(str(m) for m in ms) + "]"
+
+
+def _chan(c: tuple[str, str]) -> str:
+    return f"{c[0]} -> {c[1]}"
+
+
+@dataclass(frozen=True)
+class SnapshotCheck:
+    """Whether the log's snapshot ``snapshot`` is the one the algorithm records."""
+
+    snapshot: int
+    ok: bool
+    message: str
+    broken: tuple[str, ...] = ()  #: lemmas the log's snapshot breaks
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The log judge's result: the verdict, the first divergence, and a check of each
+    snapshot the log records (a :class:`~redletter.conformance.verdict.Result`)."""
+
+    verdict: Verdict
+    events: int  #: how many events were replayed
+    divergence: Divergence | None
+    snapshots: tuple[SnapshotCheck, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def first(self) -> Divergence | None:
+        """The first divergence (the same as :attr:`divergence`)."""
+        return self.divergence
+
+    @property
+    def schedule(self) -> None:
+        """None: the log itself is the schedule."""
+        return None
+
+    def explanation(self) -> str:
+        """The verdict in words (several lines)."""
+        lines = [f"{self.verdict}: {self.events} events replayed in the model"]
+        if self.divergence is not None:
+            lines.append("first divergence: " + self.divergence.describe())
+        lines += [s.message for s in self.snapshots]
+        lines += self.notes
+        return "\n".join(lines)
+
+    def explain(self) -> str:
+        """The verdict in words (the same as :meth:`explanation`)."""
+        return self.explanation()
+
+
+Effect: TypeAlias = tuple[object, ...]
+
+
+@dataclass
+class _Pending:
+    ev: LogEvent
+    order: int
+    effects: list[Effect]
+
+
+@dataclass
+class _Recorded:
+    states: dict[int, dict[str, Json]] = field(default_factory=dict)
+    channels: dict[int, dict[tuple[str, str], list[int]]] = field(default_factory=dict)
+    closed: dict[int, set[tuple[str, str]]] = field(default_factory=dict)
+    completed: dict[int, dict[str, LogEvent]] = field(default_factory=dict)
+
+
+def _describe_effect(e: Effect) -> str:
+    kind = e[0]
+    if kind == "record_state":
+        return f"records the state {_show(cast(Json, e[3]))} of {e[2]} for snapshot {e[1]}"
+    if kind == "record_message":
+        c = cast(tuple[str, str], e[2])
+        return f"records app {e[3]} on {_chan(c)} for snapshot {e[1]}"
+    if kind == "close_channel":
+        return f"closes {_chan(cast(tuple[str, str], e[2]))} in snapshot {e[1]}"
+    return f"completes snapshot {e[1]} at {e[2]}"
+
+
+class _Replay:
+    def __init__(self, cfg: ModelConfig) -> None:
+        self.cfg = cfg
+        self.s: State = init_states(cfg)[0]
+        self.log_net: dict[tuple[str, str], list[tuple[str, int]]] = {c: [] for c in cfg.chans}
+        self.pending: dict[str, _Pending] = {}
+        self.markers: dict[str, list[tuple[tuple[str, str], int, LogEvent]]] = {}
+        self.divergences: list[Divergence] = []
+        self.rec = _Recorded()
+        self.stopped = False
+        self.order_of: dict[int, int] = {}
+
+    def diverge(self, kind: str, ev: LogEvent, order: int, expected: str) -> None:
+        self.divergences.append(
+            Divergence(
+                kind, ev.node, ev.describe(), expected, step=order + 1, path=ev.path, line=ev.line
+            )
+        )
+
+    # -- actions --------------------------------------------------------------
+
+    def close_step(self, node: str, before: str) -> None:
+        pend = self.pending.pop(node, None)
+        if pend is None or not pend.effects:
+            return
+        missing = "; ".join(_describe_effect(e) for e in pend.effects)
+        self.diverge(
+            "missing-effect",
+            pend.ev,
+            pend.order,
+            f"the model {missing} in this step; the log does not ({before})",
+        )
+
+    def action(self, ev: LogEvent, order: int) -> None:
+        cfg = self.cfg
+        if ev.event == "send" and ev.msg is not None and ev.msg[0] == "marker":
+            self.marker_send(ev, order)
+            return
+        self.close_step(ev.node, f"next event of {ev.node}: line {ev.line}")
+        if ev.node not in cfg.proc_index:
+            self.diverge(
+                "unknown-node",
+                ev,
+                order,
+                f"{ev.node} is not a machine of {cfg.name} ({', '.join(cfg.procs)})",
+            )
+            self.stopped = True
+            return
+        assert ev.msg is not None or ev.event == "start_snapshot"
+        if ev.event == "send":
+            assert ev.channel is not None and ev.msg is not None
+            for c, k, at in self.markers.get(ev.node, []):
+                if c == ev.channel:
+                    self.diverge(
+                        "red-letter-order",
+                        ev,
+                        order,
+                        f"the model put marker {k} on {_chan(c)} when {ev.node} turned red "
+                        f"({at.where}), before this app message; the log sends the app message "
+                        "first, so it overtakes its red letter and a message sent by a red machine "
+                        "reaches a white one (Lemma0 breaks)",
+                    )
+                    self.stopped = True
+                    return
+            action, params = "SendApp", {"c": list(ev.channel), "m": ev.msg[1]}
+        elif ev.event == "internal":
+            assert ev.msg is not None
+            action, params = "InternalEvent", {"p": ev.node, "e": ev.msg[1]}
+        elif ev.event == "start_snapshot":
+            action, params = "StartSnapshot", {"p": ev.node, "k": ev.snapshot}
+        else:
+            assert ev.channel is not None and ev.msg is not None
+            q = self.log_net.get(ev.channel)
+            if q is None:
+                self.diverge(
+                    "unknown-channel",
+                    ev,
+                    order,
+                    f"{_chan(ev.channel)} is not a channel of {cfg.name}",
+                )
+                self.stopped = True
+                return
+            if not q or q[0] != ev.msg:
+                head = f"{q[0][0]} {q[0][1]}" if q else "nothing"
+                self.diverge(
+                    "not-fifo",
+                    ev,
+                    order,
+                    f"the log sent {head} next on {_chan(ev.channel)}; a FIFO channel cannot "
+                    f"deliver {ev.msg[0]} {ev.msg[1]} here",
+                )
+                self.stopped = True
+                return
+            ci = cfg.chan_index[ev.channel]
+            mh = self.s.buf[ci][0] if self.s.buf[ci] else None
+            want = ev.msg[1] if ev.msg[0] == "app" else -ev.msg[1]
+            if mh != want:
+                shown = "nothing" if mh is None else (f"app {mh}" if mh >= 0 else f"marker {-mh}")
+                self.diverge(
+                    "wrong-message",
+                    ev,
+                    order,
+                    f"the model has {shown} at the head of {_chan(ev.channel)}, "
+                    f"not {ev.msg[0]} {ev.msg[1]}",
+                )
+                self.stopped = True
+                return
+            q.pop(0)
+            action = "ReceiveApp" if ev.msg[0] == "app" else "ReceiveRedLetter"
+            params = {"c": list(ev.channel), "i": 1}
+        if ev.event == "send":
+            assert ev.channel is not None and ev.msg is not None
+            self.log_net[ev.channel].append(ev.msg)
+        try:
+            t = step(cfg, self.s, action, params)
+        except ActionDisabled as exc:
+            self.diverge("disabled", ev, order, f"the model cannot take it: {exc.message}")
+            self.stopped = True
+            return
+        except InputError as exc:
+            self.diverge("disabled", ev, order, f"the model cannot take it: {exc.message}")
+            self.stopped = True
+            return
+        pi = cfg.proc_index[ev.node]
+        if (
+            ev.has_state
+            and ev.event != "start_snapshot"
+            and ev.state != cfg.app.local_to_json(t.local[pi])
+        ):
+            self.diverge(
+                "wrong-state",
+                ev,
+                order,
+                f"after it the model's state of {ev.node} is "
+                f"{_show(cfg.app.local_to_json(t.local[pi]))}, the log says {_show(ev.state)}",
+            )
+        self.expect(ev, order, self.s, t)
+        self.s = t
+
+    def expect(self, ev: LogEvent, order: int, s: State, t: State) -> None:
+        cfg = self.cfg
+        pi = cfg.proc_index[ev.node]
+        node = ev.node
+        effects: list[Effect] = []
+        for j, kid in enumerate(cfg.snaps):
+            if s.rec_machine[j][pi] is None and t.rec_machine[j][pi] is not None:
+                effects.append(
+                    ("record_state", kid, node, cfg.app.local_to_json(t.rec_machine[j][pi]))
+                )
+            for c, chan in enumerate(cfg.chans):
+                added = t.rec_buf[j][c][len(s.rec_buf[j][c]) :]
+                for m in added:
+                    effects.append(("record_message", kid, chan, m))
+                if t.red_buf[j] >> c & 1 and not s.red_buf[j] >> c & 1:
+                    effects.append(("close_channel", kid, chan))
+            inm = cfg.in_mask[pi]
+            if t.red_buf[j] & inm == inm and s.red_buf[j] & inm != inm:
+                effects.append(("complete", kid, node))
+        for c, chan in enumerate(cfg.chans):
+            if cfg.chan_src[c] != pi:
+                continue
+            before = Counter(v for v in s.buf[c] if v < 0)
+            after = Counter(v for v in t.buf[c] if v < 0)
+            if ev.event == "receive" and ev.channel == chan:
+                pass
+            for v, n in (after - before).items():
+                for _ in range(n):
+                    self.markers.setdefault(node, []).append((chan, -v, ev))
+        self.pending[node] = _Pending(ev, order, effects)
+
+    # -- effects --------------------------------------------------------------
+
+    def marker_send(self, ev: LogEvent, order: int) -> None:
+        assert ev.channel is not None and ev.msg is not None
+        k = ev.msg[1]
+        owed = self.markers.get(ev.node, [])
+        for i, (c, kk, _) in enumerate(owed):
+            if c == ev.channel and kk == k:
+                del owed[i]
+                if ev.channel in self.log_net:
+                    self.log_net[ev.channel].append(ev.msg)
+                return
+        self.diverge(
+            "extra-red-letter",
+            ev,
+            order,
+            f"the model sends no marker {k} on {_chan(ev.channel)} here "
+            f"(a machine sends one red letter per output channel when it turns red)",
+        )
+        self.stopped = True
+
+    def effect(self, ev: LogEvent, order: int) -> None:
+        cfg = self.cfg
+        k = ev.snapshot
+        assert k is not None
+        rec = self.rec
+        if ev.event == "record_state":
+            rec.states.setdefault(k, {})[ev.node] = ev.state
+            mine: Effect = ("record_state", k, ev.node, ev.state)
+        elif ev.event == "record_message":
+            assert ev.channel is not None and ev.msg is not None
+            if ev.node not in rec.completed.get(k, {}):
+                rec.channels.setdefault(k, {}).setdefault(ev.channel, []).append(ev.msg[1])
+            mine = ("record_message", k, ev.channel, ev.msg[1])
+        elif ev.event == "close_channel":
+            assert ev.channel is not None
+            rec.closed.setdefault(k, set()).add(ev.channel)
+            mine = ("close_channel", k, ev.channel)
+        else:
+            rec.completed.setdefault(k, {}).setdefault(ev.node, ev)
+            mine = ("complete", k, ev.node)
+        pend = self.pending.get(ev.node)
+        if pend is not None and mine in pend.effects:
+            pend.effects.remove(mine)
+            return
+        if k not in cfg.snap_index:
+            self.diverge(
+                "unknown-snapshot", ev, order, f"snapshot {k} is not a snapshot of {cfg.name}"
+            )
+            return
+        j = cfg.snap_index[k]
+        s = self.s
+        pi = cfg.proc_index.get(ev.node)
+        if pi is None:
+            self.diverge("unknown-node", ev, order, f"{ev.node} is not a machine of {cfg.name}")
+            return
+        same = [e for e in (pend.effects if pend else []) if e[0] == mine[0] and e[1] == k]
+        if ev.event == "record_state":
+            if same:
+                why = (
+                    f"the model records {_show(cast(Json, same[0][3]))} "
+                    "(the local state when it turned red)"
+                )
+            else:
+                why = f"the model does not record the state of {ev.node} for snapshot {k} here"
+        elif ev.event == "record_message":
+            assert ev.channel is not None
+            ci = cfg.chan_index.get(ev.channel)
+            if not s.red[j] >> pi & 1:
+                why = f"{ev.node} is white in snapshot {k}: nothing is recorded yet"
+            elif ci is not None and s.red_buf[j] >> ci & 1:
+                why = (
+                    f"{_chan(ev.channel)} is closed (red) in snapshot {k}: its marker arrived, "
+                    "so the model records nothing more on it"
+                )
+            elif same:
+                why = "the model records " + ", ".join(
+                    f"app {e[3]} on {_chan(cast(tuple[str, str], e[2]))}" for e in same
+                )
+            else:
+                why = f"the model records app {ev.msg and ev.msg[1]} once, in the receive step"
+        elif ev.event == "close_channel":
+            assert ev.channel is not None
+            why = (
+                f"the model does not close {_chan(ev.channel)} in snapshot {k} here "
+                f"(a channel closes when its own marker {k} arrives on it)"
+            )
+        else:
+            white = [
+                _chan(c)
+                for ci, c in enumerate(cfg.chans)
+                if cfg.chan_dst[ci] == pi and not s.red_buf[j] >> ci & 1
+            ]
+            why = f"the model does not complete snapshot {k} at {ev.node} here: " + (
+                ", ".join(white)
+                + (" is" if len(white) == 1 else " are")
+                + f" still white (open) in snapshot {k}"
+                if white
+                else "it already did"
+            )
+        self.diverge("unexpected-" + ev.event.replace("_", "-"), ev, order, why)
+
+    # -- the end ---------------------------------------------------------------
+
+    def finish(self) -> None:
+        for node in list(self.pending):
+            self.close_step(node, "the log ends")
+        for node, owed in self.markers.items():
+            for c, k, at in owed:
+                self.diverge(
+                    "missing-red-letter",
+                    at,
+                    self.order_of.get(id(at), 0),
+                    f"the model sends marker {k} on {_chan(c)} when {node} turns red; the log "
+                    f"never does (RedLetterInvariant: a channel from a red machine to a white "
+                    f"one holds one red letter)",
+                )
+
+
+def _log_snapshot(cfg: ModelConfig, rec: _Recorded, k: int) -> tuple[GState | None, list[str]]:
+    """The snapshot k the log records, as a model GState (None if a state is missing)."""
+    problems: list[str] = []
+    states = rec.states.get(k, {})
+    done = rec.completed.get(k, {})
+    locs: list[Local | None] = []
+    for node in cfg.procs:
+        comp = done.get(node)
+        v = comp.state if comp is not None and comp.has_state else states.get(node)
+        if node not in states and not (comp is not None and comp.has_state):
+            problems.append(f"{node} recorded no state")
+            locs.append(None)
+            continue
+        loc = cfg.app.local_from_json(v)
+        if loc is None:
+            problems.append(f"{node} recorded {_show(v)}, not a {cfg.app_module} state")
+        locs.append(loc)
+    bufs: list[tuple[int, ...]] = []
+    for ci, chan in enumerate(cfg.chans):
+        dst = cfg.procs[cfg.chan_dst[ci]]
+        comp = done.get(dst)
+        if comp is not None and comp.channels is not None:
+            bufs.append(dict(comp.channels).get(chan[0], ()))
+        else:
+            bufs.append(tuple(rec.channels.get(k, {}).get(chan, [])))
+    if any(x is None for x in locs):
+        return None, problems
+    return (tuple(locs), tuple(bufs)), problems
+
+
+def _judge_snapshots(cfg: ModelConfig, s: State, rec: _Recorded) -> list[SnapshotCheck]:
+    out: list[SnapshotCheck] = []
+    for j, k in enumerate(cfg.snaps):
+        if s.s0[j] is None:
+            continue
+        if s.sf[j] is None:
+            out.append(SnapshotCheck(k, True, f"snapshot {k}: not complete when the log ends"))
+            continue
+        missing = [n for n in cfg.procs if n not in rec.completed.get(k, {})]
+        got, problems = _log_snapshot(cfg, rec, k)
+        want: GState = (s.rec_machine[j], s.rec_buf[j])
+        notes: list[str] = []
+        if missing:
+            notes.append(f"{', '.join(missing)} never reported it complete")
+        if got is None:
+            out.append(
+                SnapshotCheck(
+                    k,
+                    False,
+                    f"snapshot {k}: incomplete in the log: " + "; ".join(problems + notes),
+                    ("SnapshotsComplete",),
+                )
+            )
+            continue
+        if got == want and not missing:
+            out.append(SnapshotCheck(k, True, f"snapshot {k}: the one the algorithm must record"))
+            continue
+        diffs: list[str] = []
+        for pi, node in enumerate(cfg.procs):
+            if got[0][pi] != want[0][pi]:
+                diffs.append(
+                    f"{node}'s state is {_show(cfg.app.local_to_json(got[0][pi]))}, the algorithm "
+                    f"records {_show(cfg.app.local_to_json(want[0][pi]))}"
+                )
+        for ci, chan in enumerate(cfg.chans):
+            if got[1][ci] != want[1][ci]:
+                diffs.append(
+                    f"{_chan(chan)} holds {_show_msgs(got[1][ci])}, the algorithm records "
+                    f"{_show_msgs(want[1][ci])}"
+                )
+        broken: list[str] = []
+        s0, sf = s.s0[j], s.sf[j]
+        assert s0 is not None
+        ok0, g0 = replay(cfg, s0, s.white_acts[j])
+        if not (ok0 and g0 == got):
+            broken.append("Lemma0")
+        ok1, g1 = replay(cfg, got, s.red_acts[j])
+        if not (ok1 and g1 == sf):
+            broken.append("Lemma1")
+        words = {
+            "Lemma0": "Lemma0 (replaying the white machines' actions from S0 does not end in it)",
+            "Lemma1": "Lemma1 (replaying the red machines' actions from it does not end in Sf)",
+        }
+        tail = "; it breaks " + " and ".join(words[b] for b in broken) if broken else ""
+        out.append(
+            SnapshotCheck(
+                k,
+                False,
+                f"snapshot {k}: not the one the algorithm must record: "
+                + "; ".join(diffs + notes)
+                + tail,
+                tuple(broken),
+            )
+        )
+    return out
+
+
+def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
+    """Replay ``events`` (one total order) in model ``cfg``; see the module docstring."""
+    r = _Replay(cfg)
+    r.order_of = {}
+    n = 0
+    for order, ev in enumerate(events):
+        r.order_of[id(ev)] = order
+        n += 1
+        if ev.event in ACTIONS:
+            r.action(ev, order)
+        else:
+            r.effect(ev, order)
+        if r.stopped:
+            break
+    if not r.stopped:
+        r.finish()
+    first = min(r.divergences, key=lambda d: d.step) if r.divergences else None
+    snaps = _judge_snapshots(cfg, r.s, r.rec)
+    notes: list[str] = []
+    if r.stopped:
+        notes.append(
+            f"the replay stopped at the first event the model cannot take ({n} of {len(events)})"
+        )
+    ok = first is None and all(v.ok for v in snaps)
+    open_ = [j for j, g in enumerate(r.s.sf) if r.s.s0[j] is not None and g is None]
+    if not ok and open_ and not r.stopped:  # a stopped replay says nothing of completion
+        ks = ", ".join(str(cfg.snaps[j]) for j in open_)
+        notes.append(
+            f"snapshot {ks} never completes in this execution (SnapshotsComplete: every "
+            "started snapshot completes)"
+        )
+    return Validation(Verdict.PASS if ok else Verdict.FAIL, n, first, tuple(snaps), tuple(notes))
+
+
+def validate_files(cfg: ModelConfig, paths: Sequence[Path]) -> Validation:
+    """Read one log or one log per node, check that no line is lost and that the
+    vector clocks agree (:mod:`redletter.conformance.logcheck`: a damaged log is an
+    input error naming file and line, never a verdict), merge and validate."""
+    logs = read_logs(paths)
+    check_logs(logs)
+    return validate(cfg, merge_logs(logs))

@@ -1,0 +1,258 @@
+"""The protocol's messages: what travels on a channel, what a node records, and the
+bodies of the requests and replies (one dataclass each).
+
+Pure data: their JSON schemas are in :mod:`redletter.conformance.protocol.schema`,
+their encoding in :mod:`redletter.conformance.protocol.codec`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar, Final, TypeAlias
+
+__all__ = [
+    "APPS",
+    "APP_NAMES",
+    "ERROR_CODES",
+    "HARNESS",
+    "AppInternal",
+    "AppInternalOk",
+    "AppMsg",
+    "AppSend",
+    "AppSendOk",
+    "Body",
+    "Channel",
+    "CloseChannel",
+    "Deliver",
+    "DeliverOk",
+    "Envelope",
+    "Error",
+    "Init",
+    "InitOk",
+    "JsonValue",
+    "Marker",
+    "RecordMessage",
+    "RecordState",
+    "Recorded",
+    "Reply",
+    "Report",
+    "ReportOk",
+    "Request",
+    "Sent",
+    "StartSnapshot",
+    "StartSnapshotOk",
+    "StepReply",
+    "WireMsg",
+]
+
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
+Channel: TypeAlias = tuple[str, str]  #: a directed channel ``(src, dst)``
+
+HARNESS: Final = "harness"  #: the node id of the harness (``src`` of requests)
+APPS: Final = ("token", "diffusing", "history")  #: the applications a node may run
+#: The protocol's name of each application module of the spec.
+APP_NAMES: Final[Mapping[str, str]] = {
+    "TokenApp": "token",
+    "DiffusingApp": "diffusing",
+    "HistoryApp": "history",
+}
+
+# --------------------------------------------------------------------------
+# Wire messages (what travels on a channel) and recording events.
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AppMsg:
+    """An application message carrying an integer payload."""
+
+    payload: int
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A red letter (marker) of snapshot ``snapshot``."""
+
+    snapshot: int
+
+
+WireMsg: TypeAlias = AppMsg | Marker
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """A message the node put on the wire: ``msg`` at the tail of ``channel``."""
+
+    channel: Channel
+    msg: WireMsg
+
+
+@dataclass(frozen=True, slots=True)
+class RecordState:
+    """The node recorded its local state ``state`` for snapshot ``snapshot``."""
+
+    snapshot: int
+    state: JsonValue
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMessage:
+    """The node appended ``payload`` to its recording of ``channel`` in ``snapshot``."""
+
+    snapshot: int
+    channel: Channel
+    payload: int
+
+
+@dataclass(frozen=True, slots=True)
+class CloseChannel:
+    """The node stopped recording ``channel`` in ``snapshot`` (its red letter arrived)."""
+
+    snapshot: int
+    channel: Channel
+
+
+Recorded: TypeAlias = RecordState | RecordMessage | CloseChannel
+
+# --------------------------------------------------------------------------
+# Bodies.  Requests go harness -> node and carry msg_id; replies go
+# node -> harness and carry in_reply_to.
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """Fields common to every body; ``type`` is a class attribute."""
+
+    type: ClassVar[str] = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Request(Body):
+    """A request from the harness; the node answers with exactly one reply."""
+
+    msg_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Reply(Body):
+    """A reply from a node to the request whose ``msg_id`` is ``in_reply_to``."""
+
+    in_reply_to: int = 0
+    msg_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Init(Request):
+    type: ClassVar[str] = "init"
+    node_id: str = ""
+    node_ids: tuple[str, ...] = ()
+    in_channels: tuple[Channel, ...] = ()
+    out_channels: tuple[Channel, ...] = ()
+    app: str = "token"
+    app_state: JsonValue = None
+
+
+@dataclass(frozen=True, slots=True)
+class AppSend(Request):
+    type: ClassVar[str] = "app_send"
+    to: str = ""
+    payload: int = 0
+    new_state: JsonValue = None
+
+
+@dataclass(frozen=True, slots=True)
+class AppInternal(Request):
+    type: ClassVar[str] = "app_internal"
+    event: int = 0
+    new_state: JsonValue = None
+
+
+@dataclass(frozen=True, slots=True)
+class Deliver(Request):
+    type: ClassVar[str] = "deliver"
+    from_: str = ""
+    msg: WireMsg = AppMsg(0)
+    new_state: JsonValue = None
+
+
+@dataclass(frozen=True, slots=True)
+class StartSnapshot(Request):
+    type: ClassVar[str] = "start_snapshot"
+    snapshot: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Report(Request):
+    type: ClassVar[str] = "report"
+    snapshot: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class InitOk(Reply):
+    type: ClassVar[str] = "init_ok"
+
+
+@dataclass(frozen=True, slots=True)
+class StepReply(Reply):
+    """The reply to every step request: what the step put on the wire and recorded."""
+
+    sent: tuple[Sent, ...] = ()
+    recorded: tuple[Recorded, ...] = ()
+    completed: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AppSendOk(StepReply):
+    type: ClassVar[str] = "app_send_ok"
+
+
+@dataclass(frozen=True, slots=True)
+class AppInternalOk(StepReply):
+    type: ClassVar[str] = "app_internal_ok"
+
+
+@dataclass(frozen=True, slots=True)
+class DeliverOk(StepReply):
+    type: ClassVar[str] = "deliver_ok"
+
+
+@dataclass(frozen=True, slots=True)
+class StartSnapshotOk(StepReply):
+    type: ClassVar[str] = "start_snapshot_ok"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOk(Reply):
+    type: ClassVar[str] = "report_ok"
+    local_state: JsonValue = None
+    channels: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    complete: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Error(Reply):
+    type: ClassVar[str] = "error"
+    code: str = "internal"
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One line of the protocol."""
+
+    src: str
+    dest: str
+    body: Body
+
+
+#: The error codes a node may put in an ``error`` body, and what each means.
+ERROR_CODES: Final[Mapping[str, str]] = {
+    "bad-request": "the request was not valid for this node (e.g. unknown destination)",
+    "not-initialised": "a request other than init came before init",
+    "precondition-failed": "the request is not enabled in the node's state "
+    "(e.g. start_snapshot of a snapshot the node already recorded)",
+    "unsupported": "the node does not implement this request or application",
+    "internal": "any other failure inside the node",
+}

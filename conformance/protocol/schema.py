@@ -1,0 +1,601 @@
+"""The protocol's schemas: a small library of JSON type specs, and the table of
+every message type built from it.
+
+A :class:`Spec` converts one field's JSON value to its Python value (validating it
+strictly, raising :class:`Invalid` with the field's path) and back, and names its
+type for the docs.  :data:`MESSAGES` is the single source of truth for the
+protocol: each :class:`MessageSchema` gives a message type's dataclass (from
+:mod:`redletter.conformance.protocol.messages`), direction, fields with their types
+and meanings, the replies a request allows, and an example.  The codec and the
+document generator read it.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from redletter.conformance.protocol.messages import (
+    APPS,
+    ERROR_CODES,
+    AppInternal,
+    AppInternalOk,
+    AppMsg,
+    AppSend,
+    AppSendOk,
+    Body,
+    CloseChannel,
+    Deliver,
+    DeliverOk,
+    Error,
+    Init,
+    InitOk,
+    JsonValue,
+    Marker,
+    RecordMessage,
+    RecordState,
+    Report,
+    ReportOk,
+    Sent,
+    StartSnapshot,
+    StartSnapshotOk,
+)
+
+__all__ = [
+    "BY_CLASS",
+    "MESSAGES",
+    "RECORDED",
+    "SENT",
+    "WIRE_MSG",
+    "Field",
+    "Invalid",
+    "MessageSchema",
+    "Missing",
+    "Spec",
+    "Variant",
+    "object_fields",
+    "show",
+]
+
+# --------------------------------------------------------------------------
+# Type specs: validation, encoding and documentation of one field's values.
+# --------------------------------------------------------------------------
+
+
+class Invalid(Exception):
+    """Raised inside validation; turned into an InputError with the whole line."""
+
+
+class Spec(ABC):
+    """The type of a field: converts JSON to the Python value and back."""
+
+    name: str  #: the type as the docs write it
+
+    @abstractmethod
+    def conv(self, v: object, where: str) -> Any:
+        """The Python value of JSON value ``v`` (``where``: the field's path)."""
+
+    @abstractmethod
+    def enc(self, v: Any) -> JsonValue:
+        """The JSON value of Python value ``v``."""
+
+
+class _Int(Spec):
+    def __init__(self, name: str = "int", minimum: int | None = None) -> None:
+        self.name = name
+        self.minimum = minimum
+
+    def conv(self, v: object, where: str) -> Any:
+        if type(v) is not int:
+            raise Invalid(f"{where} must be an integer, got {show(v)}")
+        if self.minimum is not None and v < self.minimum:
+            raise Invalid(f"{where} must be >= {self.minimum}, got {v}")
+        return v
+
+    def enc(self, v: Any) -> JsonValue:
+        return int(v)
+
+
+class _Bool(Spec):
+    name = "bool"
+
+    def conv(self, v: object, where: str) -> Any:
+        if type(v) is not bool:
+            raise Invalid(f"{where} must be true or false, got {show(v)}")
+        return v
+
+    def enc(self, v: Any) -> JsonValue:
+        return bool(v)
+
+
+class _Str(Spec):
+    def __init__(self, name: str = "string", choices: Sequence[str] | None = None) -> None:
+        self.name = name
+        self.choices = tuple(choices) if choices is not None else None
+
+    def conv(self, v: object, where: str) -> Any:
+        if not isinstance(v, str) or (self.name == "node id" and not v):
+            raise Invalid(f"{where} must be a {self.name}, got {show(v)}")
+        if self.choices is not None and v not in self.choices:
+            raise Invalid(f"{where} must be one of {', '.join(self.choices)}; got {show(v)}")
+        return v
+
+    def enc(self, v: Any) -> JsonValue:
+        return str(v)
+
+
+class _Json(Spec):
+    name = "JSON"
+
+    def conv(self, v: object, where: str) -> Any:
+        return v
+
+    def enc(self, v: Any) -> JsonValue:
+        return _thaw(v)
+
+
+class _Channel(Spec):
+    name = "channel"
+
+    def conv(self, v: object, where: str) -> Any:
+        if not isinstance(v, list) or len(v) != 2 or not all(isinstance(x, str) and x for x in v):
+            raise Invalid(f"{where} must be a channel [src, dst] of node ids, got {show(v)}")
+        return (v[0], v[1])
+
+    def enc(self, v: Any) -> JsonValue:
+        return [v[0], v[1]]
+
+
+class _List(Spec):
+    def __init__(self, item: Spec) -> None:
+        self.item = item
+        self.name = f"list of {item.name}"
+
+    def conv(self, v: object, where: str) -> Any:
+        if not isinstance(v, list):
+            raise Invalid(f"{where} must be a list, got {show(v)}")
+        return tuple(self.item.conv(x, f"{where}[{i}]") for i, x in enumerate(v))
+
+    def enc(self, v: Any) -> JsonValue:
+        return [self.item.enc(x) for x in v]
+
+
+class _Map(Spec):
+    def __init__(self, value: Spec, key: str) -> None:
+        self.value = value
+        self.name = f"object from {key} to {value.name}"
+
+    def conv(self, v: object, where: str) -> Any:
+        if not isinstance(v, dict):
+            raise Invalid(f"{where} must be an object, got {show(v)}")
+        return {k: self.value.conv(x, f"{where}.{k}") for k, x in v.items()}
+
+    def enc(self, v: Any) -> JsonValue:
+        return {k: self.value.enc(x) for k, x in v.items()}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of an object: JSON name, type, meaning, Python attribute."""
+
+    name: str
+    spec: Spec
+    doc: str
+    optional: bool = False
+    attr: str = ""
+
+    @property
+    def attribute(self) -> str:
+        return self.attr or self.name
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One kind of a tagged object (``tag`` field = ``tag_value``)."""
+
+    tag_value: str
+    cls: type[Any]
+    doc: str
+    fields: tuple[Field, ...]
+
+
+class _Tagged(Spec):
+    """An object whose ``tag`` field selects one of several variants."""
+
+    def __init__(self, name: str, tag: str, variants: Sequence[Variant]) -> None:
+        self.name = name
+        self.tag = tag
+        self.variants = {v.tag_value: v for v in variants}
+        self.by_cls = {v.cls: v for v in variants}
+
+    def conv(self, v: object, where: str) -> Any:
+        if not isinstance(v, dict):
+            raise Invalid(f"{where} must be a {self.name} object, got {show(v)}")
+        tag = v.get(self.tag)
+        variant = self.variants.get(tag) if isinstance(tag, str) else None
+        if variant is None:
+            allowed = ", ".join(self.variants)
+            raise Invalid(f"{where}.{self.tag} must be one of {allowed}; got {show(tag)}")
+        return variant.cls(**object_fields(v, variant.fields, where, skip=(self.tag,)))
+
+    def enc(self, v: Any) -> JsonValue:
+        variant = self.by_cls[type(v)]
+        out: dict[str, JsonValue] = {self.tag: variant.tag_value}
+        for f in variant.fields:
+            out[f.name] = f.spec.enc(getattr(v, f.attribute))
+        return out
+
+
+class _Object(Spec):
+    def __init__(self, name: str, cls: type[Any], fields: Sequence[Field]) -> None:
+        self.name = name
+        self.cls = cls
+        self.fields = tuple(fields)
+
+    def conv(self, v: object, where: str) -> Any:
+        if not isinstance(v, dict):
+            raise Invalid(f"{where} must be a {self.name} object, got {show(v)}")
+        return self.cls(**object_fields(v, self.fields, where, skip=()))
+
+    def enc(self, v: Any) -> JsonValue:
+        return {f.name: f.spec.enc(getattr(v, f.attribute)) for f in self.fields}
+
+
+def object_fields(
+    obj: dict[str, object], fields: Sequence[Field], where: str, skip: Sequence[str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    known = {f.name for f in fields}
+    for key in obj:
+        if key not in known and key not in skip:
+            raise Invalid(f"{where} has an unknown field {key!r}")
+    for f in fields:
+        if f.name in obj:
+            value = obj[f.name]
+            if f.optional and value is None:
+                out[f.attribute] = None
+            else:
+                out[f.attribute] = f.spec.conv(value, f"{where}.{f.name}")
+        elif not f.optional:
+            raise Invalid(f"{where} lacks the required field {f.name!r}")
+    return out
+
+
+def show(v: object) -> str:
+    text = json.dumps(v) if not isinstance(v, Missing) else "nothing"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class Missing:
+    pass
+
+
+def _thaw(v: Any) -> JsonValue:
+    if isinstance(v, tuple):
+        return [_thaw(x) for x in v]
+    return v  # type: ignore[no-any-return]
+
+
+# The specs of the protocol's values.
+INT = _Int()
+SNAPSHOT = _Int("snapshot id (int >= 1)", minimum=1)
+MSG_ID = _Int("int", minimum=0)
+NODE = _Str("node id")
+CHANNEL = _Channel()
+JSON = _Json()
+
+WIRE_MSG = _Tagged(
+    "message",
+    "type",
+    [
+        Variant(
+            "app",
+            AppMsg,
+            "An application message.",
+            (Field("payload", INT, "The message: an integer, as in the spec."),),
+        ),
+        Variant(
+            "marker",
+            Marker,
+            "A red letter (marker).",
+            (Field("snapshot", SNAPSHOT, "The id of the snapshot it belongs to."),),
+        ),
+    ],
+)
+SENT = _Object(
+    "sent",
+    Sent,
+    [
+        Field("channel", CHANNEL, "The channel [self, dst]: one of the node's out_channels."),
+        Field("msg", WIRE_MSG, "The message appended to the tail of that channel."),
+    ],
+)
+RECORDED = _Tagged(
+    "recorded event",
+    "event",
+    [
+        Variant(
+            "record_state",
+            RecordState,
+            "The node recorded its local state for a snapshot (it turned red).",
+            (
+                Field("snapshot", SNAPSHOT, "The snapshot."),
+                Field("state", JSON, "The local app state recorded (as given by the harness)."),
+            ),
+        ),
+        Variant(
+            "record_message",
+            RecordMessage,
+            "The node appended a received app message to a channel's recording.",
+            (
+                Field("snapshot", SNAPSHOT, "The snapshot."),
+                Field("channel", CHANNEL, "The input channel [src, self] recorded."),
+                Field("payload", INT, "The payload appended to that channel's recording."),
+            ),
+        ),
+        Variant(
+            "close_channel",
+            CloseChannel,
+            "The node stopped recording an input channel: its marker arrived.",
+            (
+                Field("snapshot", SNAPSHOT, "The snapshot."),
+                Field("channel", CHANNEL, "The input channel [src, self] closed."),
+            ),
+        ),
+    ],
+)
+
+# --------------------------------------------------------------------------
+# The schema table.
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MessageSchema:
+    """One message type: who sends it, its fields, its meaning, an example."""
+
+    type: str
+    cls: builtins.type[Body]
+    direction: str  #: "request" (harness -> node) or "reply" (node -> harness)
+    doc: str
+    fields: tuple[Field, ...]
+    replies: tuple[str, ...] = ()  #: for a request: the reply types allowed (besides error)
+    example: Callable[[], Body] | None = None
+
+
+_STEP_FIELDS = (
+    Field(
+        "sent",
+        _List(SENT),
+        "Every message the node put on the wire during this step, in order "
+        "(app messages and markers).",
+    ),
+    Field(
+        "recorded",
+        _List(RECORDED),
+        "Every recording event of this step, in the order they happened.",
+    ),
+    Field(
+        "completed",
+        _List(SNAPSHOT),
+        "The snapshots whose local part this step completed: the node has recorded "
+        "its state and closed every input channel.  Each id at most once per run.",
+    ),
+)
+_REQ = (Field("msg_id", MSG_ID, "Unique per request; the reply's in_reply_to."),)
+_REP = (
+    Field("in_reply_to", MSG_ID, "The msg_id of the request answered."),
+    Field("msg_id", MSG_ID, "The node's own message id (optional, ignored).", optional=True),
+)
+
+MESSAGES: Final[dict[str, MessageSchema]] = {
+    s.type: s
+    for s in [
+        MessageSchema(
+            "init",
+            Init,
+            "request",
+            "The first request to every node: who it is, its channels, its app and its "
+            "initial local app state.  A process hosting several nodes receives one init "
+            "per node (`dest` = the node id).",
+            (
+                *_REQ,
+                Field("node_id", NODE, "The id of the node being initialised (= dest)."),
+                Field("node_ids", _List(NODE), "Every node of the network."),
+                Field(
+                    "in_channels",
+                    _List(CHANNEL),
+                    "The node's input channels [src, self], in a fixed order.",
+                ),
+                Field(
+                    "out_channels",
+                    _List(CHANNEL),
+                    "The node's output channels [self, dst], in a fixed order; markers "
+                    "are sent on them in this order.",
+                ),
+                Field("app", _Str("app name", APPS), "The application: " + ", ".join(APPS)),
+                Field("app_state", JSON, "The node's initial local app state."),
+            ),
+            ("init_ok",),
+            lambda: Init(
+                msg_id=1,
+                node_id="p1",
+                node_ids=("p1", "p2"),
+                in_channels=(("p2", "p1"),),
+                out_channels=(("p1", "p2"),),
+                app="token",
+                app_state=3,
+            ),
+        ),
+        MessageSchema(
+            "app_send",
+            AppSend,
+            "request",
+            "Perform the app action 'send payload to `to`' (spec: SendApp).  The harness "
+            "computes the app and gives the node its new local state; the node must put "
+            "the app message on channel [self, to].",
+            (
+                *_REQ,
+                Field("to", NODE, "The receiver: [self, to] is one of out_channels."),
+                Field("payload", INT, "The app message to send."),
+                Field("new_state", JSON, "The node's local app state after the send."),
+            ),
+            ("app_send_ok",),
+            lambda: AppSend(msg_id=2, to="p2", payload=1, new_state=2),
+        ),
+        MessageSchema(
+            "app_internal",
+            AppInternal,
+            "request",
+            "Perform an internal app event (spec: InternalEvent).",
+            (
+                *_REQ,
+                Field("event", INT, "The event."),
+                Field("new_state", JSON, "The node's local app state after the event."),
+            ),
+            ("app_internal_ok",),
+            lambda: AppInternal(msg_id=3, event=0, new_state={"active": False}),
+        ),
+        MessageSchema(
+            "deliver",
+            Deliver,
+            "request",
+            "Receive the message at the head of channel [from, self] (spec: ReceiveApp "
+            "or ReceiveRedLetter).  The harness removed it from the channel.",
+            (
+                *_REQ,
+                Field(
+                    "from", NODE, "The sender: [from, self] is one of in_channels.", attr="from_"
+                ),
+                Field("msg", WIRE_MSG, "The message received."),
+                Field(
+                    "new_state",
+                    JSON,
+                    "For an app message: the node's local app state after receiving it. "
+                    "Absent (or null) for a marker.",
+                    optional=True,
+                ),
+            ),
+            ("deliver_ok",),
+            lambda: Deliver(msg_id=4, from_="p2", msg=Marker(1)),
+        ),
+        MessageSchema(
+            "start_snapshot",
+            StartSnapshot,
+            "request",
+            "Start snapshot `snapshot` as if a red letter came from nowhere (spec: StartSnapshot).",
+            (*_REQ, Field("snapshot", SNAPSHOT, "The snapshot id.")),
+            ("start_snapshot_ok",),
+            lambda: StartSnapshot(msg_id=5, snapshot=1),
+        ),
+        MessageSchema(
+            "report",
+            Report,
+            "request",
+            "Report what the node recorded for a snapshot.  Not a step: it changes nothing.",
+            (*_REQ, Field("snapshot", SNAPSHOT, "The snapshot id.")),
+            ("report_ok",),
+            lambda: Report(msg_id=6, snapshot=1),
+        ),
+        MessageSchema(
+            "init_ok",
+            InitOk,
+            "reply",
+            "The node is initialised.",
+            _REP,
+            example=lambda: InitOk(in_reply_to=1),
+        ),
+        MessageSchema(
+            "app_send_ok",
+            AppSendOk,
+            "reply",
+            "The send was performed.",
+            (*_REP, *_STEP_FIELDS),
+            example=lambda: AppSendOk(in_reply_to=2, sent=(Sent(("p1", "p2"), AppMsg(1)),)),
+        ),
+        MessageSchema(
+            "app_internal_ok",
+            AppInternalOk,
+            "reply",
+            "The internal event was performed.",
+            (*_REP, *_STEP_FIELDS),
+            example=lambda: AppInternalOk(in_reply_to=3),
+        ),
+        MessageSchema(
+            "deliver_ok",
+            DeliverOk,
+            "reply",
+            "The message was received.",
+            (*_REP, *_STEP_FIELDS),
+            example=lambda: DeliverOk(
+                in_reply_to=4,
+                sent=(Sent(("p1", "p2"), Marker(1)),),
+                recorded=(RecordState(1, 2), CloseChannel(1, ("p2", "p1"))),
+                completed=(1,),
+            ),
+        ),
+        MessageSchema(
+            "start_snapshot_ok",
+            StartSnapshotOk,
+            "reply",
+            "The snapshot was started.",
+            (*_REP, *_STEP_FIELDS),
+            example=lambda: StartSnapshotOk(
+                in_reply_to=5,
+                sent=(Sent(("p1", "p2"), Marker(1)),),
+                recorded=(RecordState(1, 2),),
+            ),
+        ),
+        MessageSchema(
+            "report_ok",
+            ReportOk,
+            "reply",
+            "What the node recorded for the snapshot so far.",
+            (
+                *_REP,
+                Field(
+                    "local_state",
+                    JSON,
+                    "The recorded local app state; null if the node has not recorded one "
+                    "(app states are never null).",
+                ),
+                Field(
+                    "channels",
+                    _Map(_List(INT), "input channel source"),
+                    "For every input channel [src, self], keyed by src: the payloads "
+                    "recorded for it, in order (empty list if none).",
+                ),
+                Field(
+                    "complete",
+                    _Bool(),
+                    "True iff the node recorded its state and closed every input channel.",
+                ),
+            ),
+            example=lambda: ReportOk(
+                in_reply_to=6, local_state=2, channels={"p2": (1,)}, complete=True
+            ),
+        ),
+        MessageSchema(
+            "error",
+            Error,
+            "reply",
+            "The node could not perform the request.  The harness reports it as a failure "
+            "of the node, with code and text.",
+            (
+                *_REP,
+                Field("code", _Str("error code", tuple(ERROR_CODES)), "One of the codes below."),
+                Field("text", _Str(), "What went wrong, for a human."),
+            ),
+            example=lambda: Error(
+                in_reply_to=5, code="precondition-failed", text="p1 already recorded snapshot 1"
+            ),
+        ),
+    ]
+}
+
+#: The schema of each body class.
+BY_CLASS: Final[dict[type[Body], MessageSchema]] = {s.cls: s for s in MESSAGES.values()}

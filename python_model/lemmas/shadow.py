@@ -1,0 +1,529 @@
+"""Way 3, **shadow**: Dijkstra's shadow networks executed along the whole trace
+(:func:`shadow_lemma0`, :func:`shadow_lemma1`): the shadow state is *defined* at every
+moment from reality by his rules (i)-(iii), and at every step of reality the shadow
+must take the corresponding step from the state the rules define now and arrive at the
+state the rules define next.
+
+Buffers and red letters: the Python state keeps a red letter of snapshot k in a
+buffer as ``-k``.  The shadow networks here are networks of snapshot k: their
+buffers hold application messages and red letters of k (those of other snapshots are
+not part of them), so rule (iii)'s "up to and including the red letter" can be taken
+literally; they are compared with S0, S* and Sf (which hold application messages
+only) with the red letters left out.  The shadow's application steps are the spec's
+``ActEnabled``/``ActResult`` (FIFO receipt from the head), the same as replay's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from redletter.errors import InputError, InternalError, SpecError
+from redletter.python_model.actions import Params, app_state
+from redletter.python_model.config import ModelConfig
+from redletter.python_model.invariants import act_enabled, act_result
+from redletter.python_model.lemmas.verdict import Verdict
+from redletter.python_model.state import (
+    ACT_INTERNAL,
+    ACT_RECEIVE,
+    ACT_SEND,
+    Act,
+    GState,
+    Local,
+    State,
+)
+
+__all__ = [
+    "Reality",
+    "ShadowVerdict",
+    "reality",
+    "shadow_lemma0",
+    "shadow_lemma1",
+    "shadow_verdicts",
+]
+
+Tagged = tuple[tuple[int, int], ...]
+"""A buffer of reality with an identity per message: ``(id, value)`` oldest first."""
+
+
+@dataclass(frozen=True)
+class ShadowVerdict(Verdict):
+    """A shadow network's answer: also the step where it failed (1-based index into
+    the trace's steps) and the application actions the shadow took."""
+
+    step: int | None = None
+    acts: tuple[Act, ...] = ()
+
+
+class _Undefined(Exception):
+    """A rule of (iii) cannot be applied (e.g. no red letter where one must be)."""
+
+
+@dataclass(frozen=True)
+class _Event:
+    """What one step of reality did, with message identities."""
+
+    action: str
+    params: Params
+    actor: int
+    act: Act | None  #: the application action, if the step is one
+    recv: tuple[int, int, int] | None  #: (buffer, id, value) received
+    sent: tuple[int, int, int] | None  #: (buffer, id, value) of an application message
+    letters: tuple[tuple[int, int, int], ...]  #: (buffer, id, value) red letters entered
+
+
+@dataclass(frozen=True)
+class Reality:
+    """A trace with identities: ``tagged[t]`` are the buffers of ``states[t]``."""
+
+    states: tuple[State, ...]
+    tagged: tuple[tuple[Tagged, ...], ...]
+    events: tuple[_Event, ...]
+
+
+def reality(
+    cfg: ModelConfig, states: Sequence[State], steps: Sequence[tuple[str, Params]]
+) -> Reality:
+    """The trace ``states[0]`` -- ``steps[i]`` --> ``states[i+1]`` with an identity
+    for every message (where a mutant's Enqueue puts it, which red letters a step
+    entered), so the shadows can follow each message."""
+    if len(steps) != len(states) - 1:
+        raise InputError("a trace needs exactly one step between consecutive states")
+    next_id = 0
+    first: list[Tagged] = []
+    for b0 in states[0].buf:
+        first.append(tuple((next_id + n, v) for n, v in enumerate(b0)))
+        next_id += len(b0)
+    tagged: list[tuple[Tagged, ...]] = [tuple(first)]
+    events: list[_Event] = []
+    for t, (action, params) in enumerate(steps):
+        u = states[t + 1]
+        bufs = list(tagged[-1])
+        act: Act | None = None
+        recv: tuple[int, int, int] | None = None
+        sent: tuple[int, int, int] | None = None
+        if action == "SendApp":
+            c = cfg.chan_index[_pair(params["c"])]
+            m = _int(params["m"])
+            actor = cfg.chan_src[c]
+            act = (ACT_SEND, actor, cfg.chan_dst[c], m)
+            # Where the (possibly mutant) Enqueue puts the message: run it on stand-ins
+            # that keep each message's kind (an application message >= 0, a red letter
+            # < 0) and its position, and the new message as len(buffer).
+            old = bufs[c]
+            stand = tuple(n if v >= 0 else -(n + 1) for n, (_, v) in enumerate(old))
+            placed = cfg.steps.enqueue(stand, len(old))
+            new: list[tuple[int, int]] = []
+            for x in placed:
+                if x == len(old):
+                    new.append((next_id, m))
+                else:
+                    new.append(old[x] if x >= 0 else old[-x - 1])
+            sent = (c, next_id, m)
+            next_id += 1
+            bufs[c] = tuple(new)
+        elif action in ("ReceiveApp", "ReceiveRedLetter"):
+            c = cfg.chan_index[_pair(params["c"])]
+            i = _int(params["i"])
+            actor = cfg.chan_dst[c]
+            mid, v = bufs[c][i - 1]
+            recv = (c, mid, v)
+            bufs[c] = (*bufs[c][: i - 1], *bufs[c][i:])
+            if action == "ReceiveApp":
+                act = (ACT_RECEIVE, actor, cfg.chan_src[c], v)
+        elif action == "InternalEvent":
+            actor = cfg.proc_index[str(params["p"])]
+            act = (ACT_INTERNAL, actor, actor, _int(params["e"]))
+        elif action == "StartSnapshot":
+            actor = cfg.proc_index[str(params["p"])]
+        else:
+            raise InputError(f"unknown action {action!r} in a trace")
+        letters: list[tuple[int, int, int]] = []
+        for c, b in enumerate(bufs):
+            have = tuple(v for _, v in b)
+            want = u.buf[c]
+            if have == want:
+                continue
+            extra = want[len(have) :]
+            if want[: len(have)] != have or any(v >= 0 for v in extra):
+                raise InternalError(
+                    f"{cfg.name}: step {t + 1} ({action}) changed buffer "
+                    f"{_chan_name(cfg, c)} in a way the shadow construction cannot follow"
+                )
+            more = tuple((next_id + n, v) for n, v in enumerate(extra))
+            letters.extend((c, mid, v) for mid, v in more)
+            next_id += len(extra)
+            bufs[c] = (*b, *more)
+        tagged.append(tuple(bufs))
+        events.append(_Event(action, params, actor, act, recv, sent, tuple(letters)))
+    return Reality(tuple(states), tuple(tagged), tuple(events))
+
+
+def _pair(v: object) -> tuple[str, str]:
+    if isinstance(v, list | tuple) and len(v) == 2:
+        return (str(v[0]), str(v[1]))
+    raise InputError(f"a buffer must be a pair of machines, not {v!r}")
+
+
+def _int(v: object) -> int:
+    if type(v) is not int:
+        raise InputError(f"expected an integer parameter, not {v!r}")
+    return v
+
+
+def _chan_name(cfg: ModelConfig, c: int) -> str:
+    a, b = cfg.chans[c]
+    return f"<<{a}, {b}>>"
+
+
+@dataclass(frozen=True)
+class _Timeline:
+    """Snapshot index k along a reality: when it starts and completes, and S*."""
+
+    k: int
+    letter: int  #: RedLetter(k) as the Python state writes it
+    t0: int  #: states[t0] is "the initial state": the last one with no red machine
+    tf: int  #: states[tf] is "the final state": the first with Sf[k] defined
+    star_local: tuple[Local | None, ...]
+    star_buf: tuple[tuple[int, ...], ...]
+    #: buffers whose red letter of k a white machine received (recorded as empty)
+    turned_red_by: frozenset[int]
+    #: per machine: the step (index into events) in which it turned red, if it did
+    turns_red_at: tuple[int | None, ...]
+
+
+def _timeline(cfg: ModelConfig, r: Reality, k: int) -> _Timeline:
+    states = r.states
+    t0 = next(
+        (t for t in range(len(states) - 1) if not states[t].red[k] and states[t + 1].red[k]),
+        None,
+    )
+    tf = next((t for t, s in enumerate(states) if s.sf[k] is not None), None)
+    if t0 is None or tf is None:
+        raise InputError(f"snapshot {cfg.snaps[k]} does not start and complete in this trace")
+    letter = -cfg.snaps[k]
+    turned: set[int] = set()
+    at: list[int | None] = [None] * len(cfg.procs)
+    for t in range(t0, tf):
+        ev = r.events[t]
+        before, after = states[t].red[k], states[t + 1].red[k]
+        for p in range(len(cfg.procs)):
+            if not before >> p & 1 and after >> p & 1:
+                at[p] = t
+        if ev.recv is not None and ev.recv[2] == letter and not before >> ev.actor & 1:
+            turned.add(ev.recv[0])
+    end = states[tf]
+    return _Timeline(
+        k, letter, t0, tf, end.rec_machine[k], end.rec_buf[k], frozenset(turned), tuple(at)
+    )
+
+
+def _proj(b: Tagged, letter: int) -> tuple[int, ...]:
+    """Reality's buffer as a buffer of snapshot k's network: application messages and
+    red letters of k."""
+    return tuple(v for _, v in b if v >= 0 or v == letter)
+
+
+def _app(g: GState) -> GState:
+    """A shadow state with the red letters left out (to compare with S0, S*, Sf)."""
+    return (g[0], tuple(tuple(v for v in b if v >= 0) for b in g[1]))
+
+
+def _record(tl: _Timeline, c: int) -> tuple[int, ...]:
+    """The snapshot string of buffer c in Dijkstra's sense: "For a buffer from which a
+    white machine received a red letter, the empty string is recorded; for all other
+    buffers, the string ends with the red letter carried by that buffer"."""
+    if c in tl.turned_red_by:
+        return tl.star_buf[c]
+    return (*tl.star_buf[c], tl.letter)
+
+
+def _case(cfg: ModelConfig, red: int, c: int) -> str:
+    src, dst = red >> cfg.chan_src[c] & 1, red >> cfg.chan_dst[c] & 1
+    return {(0, 0): "iii a", (1, 1): "iii b", (1, 0): "iii c", (0, 1): "iii d"}[(src, dst)]
+
+
+def _rules0(cfg: ModelConfig, r: Reality, tl: _Timeline, t: int) -> GState:
+    """Lemma 0's shadow state at moment t, by EWD 864's rules, verbatim:
+
+    "In the shadow network we have at any moment
+    (i) the colour of a machine is as in reality,
+    (ii) the state of a machine is: (a) for a white machine as in reality, (b) for a
+    red machine as in the snapshot state,
+    (iii) the contents of a buffer are: (a) for a buffer from a white to a white
+    machine as in reality, (b) for a buffer from a red to a red machine as in the
+    snapshot state, (c) for a buffer from a red machine to a white one, from the
+    contents in reality, the prefix up to and including the red letter, (d) for a
+    buffer from a white machine to a red one, the record of incoming messages as
+    recorded in reality by the red machine, postfixed by the contents of the buffer in
+    reality."
+
+    The snapshot state is S*, read at the completion ``tl.tf`` (offline, the trace is
+    known); (i) holds because colours are read from reality.
+    """
+    s = r.states[t]
+    red, k, letter = s.red[tl.k], tl.k, tl.letter
+    local = tuple(tl.star_local[p] if red >> p & 1 else x for p, x in enumerate(s.local))
+    bufs: list[tuple[int, ...]] = []
+    for c, b in enumerate(r.tagged[t]):
+        case = _case(cfg, red, c)
+        here = _proj(b, letter)
+        if case == "iii a":
+            bufs.append(here)
+        elif case == "iii b":
+            bufs.append(_record(tl, c))
+        elif case == "iii c":
+            if letter not in here:
+                raise _Undefined(
+                    f"rule (iii c) needs a red letter in {_chan_name(cfg, c)}, which holds none"
+                )
+            bufs.append(here[: here.index(letter) + 1])
+        else:
+            bufs.append((*s.rec_buf[k][c], *here))
+    return (local, tuple(bufs))
+
+
+def _future_entries(r: Reality, tl: _Timeline, c: int, src: int, t: int) -> tuple[int, ...]:
+    """Rule (iii d)'s "the messages up to and including the red letter that the white machine will
+    enter in reality into the buffer": what ``src`` enters into c from step t on,
+    through the step in which it turns red (and sends the red letter)."""
+    until = tl.turns_red_at[src]
+    if until is None:
+        raise _Undefined(
+            f"rule (iii d) needs the red letter that machine {src} will enter, "
+            "but it never turns red in this trace"
+        )
+    out: list[int] = []
+    for ev in r.events[t : until + 1]:
+        if ev.sent is not None and ev.sent[0] == c:
+            out.append(ev.sent[2])
+        out.extend(v for d, _, v in ev.letters if d == c and v == tl.letter)
+    return tuple(out)
+
+
+def _rules1(
+    cfg: ModelConfig, r: Reality, tl: _Timeline, t: int, white_ids: frozenset[int]
+) -> GState:
+    """Lemma 1's shadow state at moment t, by EWD 864's rules, verbatim:
+
+    "In the shadow network we have at any moment
+    (i) the colour of a machine is as in reality
+    (ii) the state of a machine is (a) for a white machine as in the snapshot state,
+    (b) for a red machine as in reality,
+    (iii) the contents of a buffer are (a) for a buffer from a white to a white machine
+    as in the snapshot state, (b) for a buffer from a red machine to a red machine as
+    in reality, (c) for a buffer from a red machine to a white one, a postfix of the
+    contents in reality, extending over the messages that the target machine in
+    reality shall accept while red. [...] (d) for a buffer from a white machine to a
+    red one, reality postfixed by the messages up to and including the red letter
+    that the white machine will enter in reality into the buffer."
+
+    (iii c) and (iii d) are defined from reality's FUTURE; offline the whole trace is
+    known, so no prophecy variable is needed: (iii c) keeps the messages of the buffer
+    that its target will not receive while white (``white_ids``: the identities of
+    everything received by a white machine), (iii d) appends what the source enters
+    from now until it turns red.  "The snapshot state" of a buffer in (iii a) is its
+    snapshot string (:func:`_record`).
+    """
+    s = r.states[t]
+    red, letter = s.red[tl.k], tl.letter
+    local: list[Local] = []
+    for p, x in enumerate(s.local):
+        if red >> p & 1:
+            local.append(x)
+        elif tl.star_local[p] is None:
+            raise _Undefined(f"rule (ii a): machine {p} has no state in the snapshot")
+        else:
+            local.append(tl.star_local[p])
+    bufs: list[tuple[int, ...]] = []
+    for c, b in enumerate(r.tagged[t]):
+        case = _case(cfg, red, c)
+        if case == "iii a":
+            bufs.append(_record(tl, c))
+        elif case == "iii b":
+            bufs.append(_proj(b, letter))
+        elif case == "iii c":
+            bufs.append(
+                tuple(v for mid, v in b if (v >= 0 or v == letter) and mid not in white_ids)
+            )
+        else:
+            bufs.append((*_proj(b, letter), *_future_entries(r, tl, c, cfg.chan_src[c], t)))
+    return (tuple(local), tuple(bufs))
+
+
+def _pop_letter(g: GState, c: int, letter: int) -> GState | None:
+    b = g[1][c]
+    if not b or b[0] != letter:
+        return None
+    return (g[0], (*g[1][:c], b[1:], *g[1][c + 1 :]))
+
+
+def _diff(cfg: ModelConfig, got: GState, want: GState, red: int) -> str:
+    for p, (x, y) in enumerate(zip(got[0], want[0], strict=True)):
+        if x != y:
+            case = "ii b" if red >> p & 1 else "ii a"
+            return f"machine {cfg.procs[p]} is {x!r}, rule ({case}) says {y!r}"
+    for c, (x2, y2) in enumerate(zip(got[1], want[1], strict=True)):
+        if x2 != y2:
+            return (
+                f"buffer {_chan_name(cfg, c)} holds {list(x2)}, "
+                f"rule ({_case(cfg, red, c)}) says {list(y2)}"
+            )
+    return "the states differ"
+
+
+def _step_text(ev: _Event) -> str:
+    shown = ", ".join(f"{k}={v!r}" for k, v in ev.params.items())
+    return f"{ev.action}({shown})"
+
+
+def _check_histories(cfg: ModelConfig, r: Reality, tl: _Timeline) -> None:
+    """The history variables must say what the trace says (else the kit is wrong)."""
+    end, k = r.states[tl.tf], tl.k
+    start_hist = r.states[tl.t0 + 1].s0[k]
+    white: list[Act] = []
+    reds: list[Act] = []
+    for t in range(tl.t0, tl.tf):
+        ev = r.events[t]
+        if ev.act is not None:
+            (reds if r.states[t].red[k] >> ev.actor & 1 else white).append(ev.act)
+    problems = []
+    if start_hist != app_state(r.states[tl.t0]):
+        problems.append("S0 is not the state just before the first machine turned red")
+    if end.sf[k] != app_state(end):
+        problems.append("Sf is not the state when the last red letter was received")
+    if tuple(white) != end.white_acts[k]:
+        problems.append("whiteActs are not the white machines' actions of the trace")
+    if tuple(reds) != end.red_acts[k]:
+        problems.append("redActs are not the red machines' actions of the trace")
+    if problems:
+        raise InternalError(
+            f"{cfg.name}, snapshot {cfg.snaps[k]}: " + "; ".join(problems),
+            code="RL-INTERNAL-LEMMAS",
+        )
+
+
+def _run_shadow(cfg: ModelConfig, r: Reality, tl: _Timeline, lemma: int) -> ShadowVerdict:
+    k, letter = tl.k, tl.letter
+    white_ids = frozenset(
+        ev.recv[1]
+        for t, ev in enumerate(r.events)
+        if ev.recv is not None and not r.states[t].red[k] >> ev.actor & 1
+    )
+
+    def rules(t: int) -> GState:
+        if lemma == 0:
+            return _rules0(cfg, r, tl, t)
+        return _rules1(cfg, r, tl, t, white_ids)
+
+    acts: list[Act] = []
+    try:
+        sh = rules(tl.t0)
+    except _Undefined as e:
+        return ShadowVerdict(False, f"at the start: {e}", step=tl.t0, acts=())
+    start = app_state(r.states[tl.t0]) if lemma == 0 else (tl.star_local, tl.star_buf)
+    if _app(sh) != start:
+        what = "the initial state" if lemma == 0 else "the snapshot state"
+        return ShadowVerdict(False, f"the shadow does not start in {what}", step=tl.t0)
+    for t in range(tl.t0, tl.tf):
+        ev = r.events[t]
+        red = r.states[t].red[k]
+        # Lemma 0: "to an action performed in reality by a white machine corresponds
+        # in the shadow network exactly the same action, to one performed by a red
+        # machine corresponds in the shadow network a skip"; Lemma 1 the other way
+        # round ("except that a shadow machine turns red when its partner in reality
+        # does so": colours are read from reality).
+        takes = bool(red >> ev.actor & 1) == (lemma == 1)
+        nxt: GState | None = sh
+        if takes:
+            if ev.act is not None:
+                try:
+                    enabled = act_enabled(cfg, sh, ev.act)
+                except SpecError as e:
+                    return ShadowVerdict(False, e.message, step=t + 1, acts=tuple(acts))
+                if not enabled:
+                    return ShadowVerdict(
+                        False,
+                        f"step {t + 1} {_step_text(ev)}: the shadow cannot take it",
+                        step=t + 1,
+                        acts=tuple(acts),
+                    )
+                nxt = act_result(cfg, sh, ev.act)
+                acts.append(ev.act)
+            elif ev.recv is not None and ev.recv[2] == letter:
+                nxt = _pop_letter(sh, ev.recv[0], letter)
+                if nxt is None:
+                    return ShadowVerdict(
+                        False,
+                        f"step {t + 1} {_step_text(ev)}: the shadow buffer does not "
+                        "start with the red letter",
+                        step=t + 1,
+                        acts=tuple(acts),
+                    )
+            if lemma == 0:
+                # a white machine turning red sends the red letters reality sends
+                for c, _, v in ev.letters:
+                    if v == letter:
+                        assert nxt is not None
+                        nxt = (nxt[0], (*nxt[1][:c], (*nxt[1][c], v), *nxt[1][c + 1 :]))
+        assert nxt is not None
+        try:
+            want = rules(t + 1)
+        except _Undefined as e:
+            return ShadowVerdict(
+                False, f"after step {t + 1} {_step_text(ev)}: {e}", step=t + 1, acts=tuple(acts)
+            )
+        if nxt != want:
+            red2 = r.states[t + 1].red[k]
+            return ShadowVerdict(
+                False,
+                f"after step {t + 1} {_step_text(ev)}: {_diff(cfg, nxt, want, red2)}",
+                step=t + 1,
+                acts=tuple(acts),
+            )
+        sh = nxt
+    end = (tl.star_local, tl.star_buf) if lemma == 0 else app_state(r.states[tl.tf])
+    if _app(sh) != end:
+        what = "the snapshot state" if lemma == 0 else "the final state"
+        return ShadowVerdict(False, f"the shadow does not end in {what}", step=tl.tf)
+    return ShadowVerdict(True, "", acts=tuple(acts))
+
+
+def shadow_lemma0(
+    cfg: ModelConfig, states: Sequence[State], steps: Sequence[tuple[str, Params]], k: int
+) -> ShadowVerdict:
+    """Way 3 for Lemma 0 along a whole trace (``states[0]`` -- ``steps[i]`` -->
+    ``states[i+1]``) in which snapshot index ``k`` completes.
+
+    The shadow starts in the initial state (the last state with no red machine), is
+    defined at every moment by rules (i)-(iii) (:func:`_rules0`), takes "exactly the
+    same action" when reality's step is a white machine's (the same application step,
+    or the same red-letter receipt and sending), "a skip" when it is a red machine's,
+    and must end in the snapshot state.
+    """
+    r = reality(cfg, states, steps)
+    tl = _timeline(cfg, r, k)
+    _check_histories(cfg, r, tl)
+    return _run_shadow(cfg, r, tl, 0)
+
+
+def shadow_lemma1(
+    cfg: ModelConfig, states: Sequence[State], steps: Sequence[tuple[str, Params]], k: int
+) -> ShadowVerdict:
+    """Way 3 for Lemma 1: "the shadow network starts in the snapshot state (with all
+    machines and buffers white) and ends in the final state in reality"; it takes
+    reality's red machines' steps and stutters on white ones, its state defined by
+    rules (i)-(iii) with (iii c)/(iii d) read from reality's future (:func:`_rules1`).
+    """
+    r = reality(cfg, states, steps)
+    tl = _timeline(cfg, r, k)
+    _check_histories(cfg, r, tl)
+    return _run_shadow(cfg, r, tl, 1)
+
+
+def shadow_verdicts(cfg: ModelConfig, r: Reality, k: int) -> tuple[ShadowVerdict, ShadowVerdict]:
+    """Way 3 for both lemmas on snapshot index ``k``, which completes in reality ``r``
+    (the history variables are checked against the trace first)."""
+    tl = _timeline(cfg, r, k)
+    _check_histories(cfg, r, tl)
+    return _run_shadow(cfg, r, tl, 0), _run_shadow(cfg, r, tl, 1)

@@ -1,0 +1,145 @@
+"""Live displays on stderr while a command runs: spinners and progress bars.
+
+They draw on the reporter's ``err_console`` (:mod:`redletter.cli.ui`), only on
+a terminal, and vanish when the step ends.  Imported inside the commands that
+use them, so ``--help`` loads neither rich's progress bars nor
+:mod:`redletter.check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
+
+from redletter.check import CheckObserver, CheckRow
+from redletter.cli.ui import err_console
+
+if TYPE_CHECKING:
+    from redletter.manifest import ModelEntry
+    from redletter.python_model.explore import ExploreProgress
+    from redletter.tlc import Progress as TlcProgress
+
+__all__ = ["LiveCheck", "crosscheck_status", "explore_progress", "ingest_progress", "status"]
+
+
+def _progress(*columns: ProgressColumn, enabled: bool | None = None) -> Progress:
+    return Progress(
+        *columns,
+        console=err_console,
+        transient=True,
+        disable=not (err_console.is_terminal if enabled is None else enabled),
+    )
+
+
+@contextmanager
+def status(text: str) -> Iterator[Callable[[str], None]]:
+    """A spinner while a long step runs; yields a function that updates its text."""
+    with err_console.status(text) as shown:
+        yield lambda new: shown.update(new)
+
+
+class LiveCheck(CheckObserver):
+    """Shows models done and states found so far while TLC runs."""
+
+    def __init__(self, total: int, *, enabled: bool | None = None) -> None:
+        self._progress = _progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[states]}"),
+            TimeElapsedColumn(),
+            enabled=enabled,
+        )
+        self._task = self._progress.add_task("models", total=total, states="")
+
+    def __enter__(self) -> LiveCheck:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._progress.stop()
+
+    def model_started(self, entry: ModelEntry, index: int, count: int) -> None:
+        self._progress.update(self._task, description=f"TLC {entry.model}", states="")
+
+    def progress(self, entry: ModelEntry, report: TlcProgress) -> None:
+        self._progress.update(
+            self._task,
+            states=f"{report.distinct:,} distinct / {report.generated:,} states, depth "
+            f"{report.depth}",
+        )
+
+    def model_finished(self, row: CheckRow) -> None:
+        self._progress.advance(self._task)
+
+
+@contextmanager
+def explore_progress(model: str) -> Iterator[Callable[[ExploreProgress], None]]:
+    """A live line while the Python model explores; yields the progress callback."""
+    progress = _progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    task = progress.add_task(f"exploring {model}")
+
+    def report(p: ExploreProgress) -> None:
+        progress.update(
+            task,
+            description=f"exploring {model}: {p.distinct:,} distinct / {p.total:,} generated, "
+            f"{p.queue:,} on queue, depth {p.depth}",
+        )
+
+    with progress:
+        yield report
+
+
+CROSSCHECK_PHASES = {
+    "tlc": "running TLC",
+    "explore": "exploring with the Python model",
+    "parse": "reading TLC's state graph",
+    "compare": "comparing",
+}
+
+
+@contextmanager
+def crosscheck_status(model: str) -> Iterator[Callable[[str], None]]:
+    """A spinner naming the phase of a cross-check; yields the phase callback."""
+    with status(f"cross-checking {model}: running TLC") as update:
+        yield lambda phase: update(f"cross-checking {model}: {CROSSCHECK_PHASES.get(phase, phase)}")
+
+
+@contextmanager
+def ingest_progress(path: Path, *, enabled: bool | None = None) -> Iterator[Callable[[int], None]]:
+    """A bar over the bytes of the file being streamed; yields a callback taking the
+    bytes read so far."""
+    size = path.stat().st_size if path.is_file() else None
+    progress = _progress(
+        TextColumn("streaming {task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeElapsedColumn(),
+        enabled=enabled,
+    )
+    with progress:
+        task = progress.add_task(path.name, total=size)
+        yield lambda n: progress.update(task, completed=min(n, size or n))
+        progress.update(task, completed=size)

@@ -1,0 +1,292 @@
+"""``redletter pipeline ...``: the Spark jobs as commands.
+
+The verbs read as on the Python model's engine, with the model first:
+``pipeline explore MODEL --graph DIR``, ``pipeline lemmas MODEL --graph DIR``,
+``pipeline crosscheck MODEL --tlc DIR --python DIR``; then the ingest jobs
+(``ingest-dot MODEL FILE``, ``ingest-python MODEL [DIR]``) and ``campaign``.
+
+Every command of one invocation shares one Spark session
+(:mod:`redletter.pipeline.session`, imported inside the commands, so ``--help``
+loads neither pyspark nor py4j).  The same jobs run under
+``spark-submit pipeline/jobs.py <job> ...``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+import redletter.cli.ui as ui
+from redletter.cli.options import HostedOption, ModelArg, RootOption, done, project
+from redletter.errors import Exit, InputError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from redletter.pipeline.explore import SparkExploreResult
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Spark jobs: explore models, ingest state graphs, cross-check them, check the"
+    " lemmas, run conformance campaigns.",
+    no_args_is_help=True,
+)
+
+MasterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--master",
+        help="Spark master (default: $REDLETTER_SPARK_MASTER or local[*]).",
+    ),
+]
+MemoryOption = Annotated[
+    str | None,
+    typer.Option(
+        "--driver-memory",
+        help="spark.driver.memory (default: $REDLETTER_SPARK_DRIVER_MEMORY or 2g).",
+    ),
+]
+ManifestOption = Annotated[
+    Path | None,
+    typer.Option(help="Manifest to compare counts with (default: the project's, if any)."),
+]
+GraphOption = Annotated[
+    Path, typer.Option("--graph", help="Graph directory (written by pipeline explore).")
+]
+OutOption = Annotated[Path, typer.Option("--out", help="Graph directory to write.")]
+
+
+def _spark(master: str | None, memory: str | None) -> SparkSession:
+    from redletter.pipeline.session import SparkConfig, get_session
+
+    return get_session(SparkConfig.from_env(master=master, driver_memory=memory))
+
+
+def _manifest(path: Path | None, root: Path | None) -> Path | None:
+    """The manifest to compare with: ``--manifest``, else the project's; None when absent."""
+    chosen = path if path is not None else project(root).manifest_path
+    return chosen if chosen.is_file() else None
+
+
+@app.command("explore")
+def explore_cmd(
+    model: ModelArg,
+    graph: Annotated[Path, typer.Option("--graph", help="Graph directory to write.")],
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check/--no-check",
+            help="Check the cfg's invariants and stop at the first violation (default), or"
+            " explore everything unchecked.",
+        ),
+    ] = True,
+    max_depth: Annotated[int | None, typer.Option(help="Stop after this many levels.")] = None,
+    manifest: ManifestOption = None,
+    root: RootOption = None,
+    master: MasterOption = None,
+    driver_memory: MemoryOption = None,
+) -> None:
+    """Breadth-first search of the Python model on Spark; write the graph as Parquet."""
+    from redletter.pipeline.explore import explore_spark
+    from redletter.python_model.config import load_model
+
+    cfg = load_model(model, project(root).spec_dir)
+    result = explore_spark(
+        _spark(master, driver_memory),
+        cfg,
+        graph,
+        check=check,
+        max_depth=max_depth,
+        on_level=ui.pipeline_level,
+    )
+    ui.pipeline_explored(model, result, graph)
+    code = Exit.OK if result.violation is None else Exit.FAIL
+    man = _manifest(manifest, root)
+    if man is not None and check and max_depth is None:
+        code = _against_manifest(man, model, result, code)
+    done(code)
+
+
+def _against_manifest(manifest: Path, model: str, result: SparkExploreResult, code: Exit) -> Exit:
+    """A passing model must reproduce the row's counts; a must-fail one must violate
+    the row's property.  Read through the manifest's typed loader."""
+    from redletter.manifest import load_manifest
+
+    entry = next((m for m in load_manifest(manifest).models if m.model == model), None)
+    if entry is None:
+        return code
+    if entry.expect == "success":
+        got = (result.distinct, result.total, result.depth)
+        want = (entry.distinct, entry.total, entry.depth)
+        ui.pipeline_counts(manifest, got, want)
+        return code if got == want else Exit.FAIL
+    named = result.violation is not None and result.violation.name == entry.violated
+    ui.pipeline_must_fail(entry.violated, named)
+    return Exit.OK if named else Exit.FAIL
+
+
+@app.command("lemmas")
+def lemmas_cmd(
+    model: ModelArg,
+    graph: GraphOption,
+    app_dir: Annotated[
+        Path | None, typer.Option("--app-dir", help="Where to write the application graph.")
+    ] = None,
+    root: RootOption = None,
+    master: MasterOption = None,
+    driver_memory: MemoryOption = None,
+) -> None:
+    """Lemma 0 and Lemma 1 on every completed snapshot: replay and reachability."""
+    from redletter.pipeline.lemmas import check_lemmas_spark
+    from redletter.python_model.config import load_model
+
+    cfg = load_model(model, project(root).spec_dir)
+    report = check_lemmas_spark(_spark(master, driver_memory), cfg, graph, app_dir=app_dir)
+    ui.pipeline_lemmas(report.describe())
+    done(Exit.OK if report.all_pass else Exit.FAIL)
+
+
+@app.command("crosscheck")
+def crosscheck_cmd(
+    model: ModelArg,
+    tlc: Annotated[Path, typer.Option("--tlc", help="TLC's graph directory.")],
+    python: Annotated[Path, typer.Option("--python", help="The Python model's graph directory.")],
+    manifest: ManifestOption = None,
+    show: Annotated[int, typer.Option(help="Differences of each kind to show.")] = 3,
+    full_paths: Annotated[bool, typer.Option(help="Print every state of each path.")] = False,
+    local: Annotated[
+        bool, typer.Option("--local", help="Single-process engine (pyarrow, no Spark).")
+    ] = False,
+    root: RootOption = None,
+    master: MasterOption = None,
+    driver_memory: MemoryOption = None,
+) -> None:
+    """Compare two graphs exactly: states, initial states, labelled edges, counts."""
+    from redletter.pipeline.crosscheck import crosscheck, crosscheck_local
+
+    man = _manifest(manifest, root)
+    if local:
+        report = crosscheck_local(tlc, python, model, manifest=man, show=show)
+    else:
+        report = crosscheck(
+            _spark(master, driver_memory), tlc, python, model, manifest=man, show=show
+        )
+    ui.pipeline_crosscheck(report, full_paths=full_paths)
+    done(Exit.OK if report.matches else Exit.FAIL)
+
+
+@app.command("ingest-dot")
+def ingest_dot_cmd(
+    model: ModelArg,
+    file: Annotated[Path, typer.Argument(help="TLC's -dump dot,actionlabels file.")],
+    out: OutOption,
+    var_columns: Annotated[
+        bool, typer.Option("--var-columns", help="Also store each variable's value.")
+    ] = False,
+    batch_rows: Annotated[int, typer.Option(help="Rows per Parquet row group.")] = 4096,
+    master: MasterOption = None,
+    driver_memory: MemoryOption = None,
+) -> None:
+    """Stream a TLC DOT dump into Parquet, then parse its labels in Spark."""
+    from redletter.cli.live import ingest_progress
+    from redletter.pipeline.ingest import parse_raw_states, stream_dot_to_raw
+
+    with ingest_progress(file) as progress:
+        stream_dot_to_raw(file, model, out, batch_rows=batch_rows, progress=progress)
+    info = parse_raw_states(_spark(master, driver_memory), out, with_vars=var_columns)
+    ui.pipeline_graph(info, out)
+    done(Exit.OK)
+
+
+@app.command("ingest-python")
+def ingest_python_cmd(
+    model: ModelArg,
+    directory: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Directory with states.jsonl, edges.jsonl; omit it to run the Python"
+            " explorer on MODEL now."
+        ),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Graph directory to write.")] = Path(
+        "store/pipeline/python"
+    ),
+    root: RootOption = None,
+    master: MasterOption = None,
+    driver_memory: MemoryOption = None,
+) -> None:
+    """Ingest the Python explorer's graph: its JSONL files, or (no DIRECTORY) explore
+    MODEL with python_model's explorer and write the graph directly (no Spark)."""
+    if directory is None:
+        import dataclasses
+
+        from redletter.pipeline.ingest import write_python_graph
+        from redletter.python_model.config import load_model
+        from redletter.python_model.explore import explore
+        from redletter.python_model.state import to_tla
+
+        cfg = load_model(model, project(root).spec_dir)
+        result = explore(dataclasses.replace(cfg, invariants=(), properties=()), graph=True)
+        g = result.graph
+        assert g is not None
+        init = set(g.initial)
+        info = write_python_graph(
+            out,
+            model,
+            ((i, to_tla(cfg, s), i in init) for i, s in enumerate(g.states)),
+            g.edges(),
+        )
+    else:
+        from redletter.pipeline.ingest import ingest_python_jsonl
+
+        info = ingest_python_jsonl(_spark(master, driver_memory), directory, model, out)
+    ui.pipeline_graph(info, out)
+    done(Exit.OK)
+
+
+@app.command("campaign")
+def campaign_cmd(
+    traces: Annotated[
+        Path, typer.Option("--traces", help="Directory of *.itf.json, or a .parquet (id, path).")
+    ],
+    results: Annotated[Path, typer.Option("--results", help="Results directory (resumable).")],
+    runner: Annotated[
+        str | None,
+        typer.Option(
+            "--runner",
+            help=(
+                "module:function taking a trace path"
+                " (e.g. redletter.pipeline.runners:reference_runner)."
+            ),
+        ),
+    ] = None,
+    node: Annotated[
+        str | None,
+        typer.Option("--node", help='A node command, e.g. "python -m mynode" (no shell).'),
+    ] = None,
+    hosted: HostedOption = False,
+    name: Annotated[str, typer.Option("--name", help="Campaign name.")] = "default",
+    chunk: Annotated[int, typer.Option(help="Traces per partition (per results file).")] = 16,
+    master: MasterOption = None,
+    driver_memory: MemoryOption = None,
+) -> None:
+    """Run every trace without a result through the runner (or judge it against
+    --node); print the summary."""
+    from redletter.pipeline.campaign import discover_traces, load_runner, run_campaign
+    from redletter.pipeline.runners import command_runner
+
+    if (runner is None) == (node is None):
+        raise InputError("give exactly one of --runner and --node", code="RL-INPUT-CAMPAIGN")
+    refs = discover_traces(traces)
+    fn = load_runner(runner) if runner is not None else command_runner(str(node), hosted=hosted)
+    summary = run_campaign(
+        _spark(master, driver_memory), refs, fn, results, campaign=name, chunk=chunk
+    )
+    ui.pipeline_campaign(summary)
+    if any(v in ("fail", "error") for v, _ in summary.verdicts):
+        done(Exit.FAIL)
+    only_pass = dict(summary.verdicts).keys() <= {"pass"}
+    done(Exit.OK if summary.complete and only_pass else Exit.UNKNOWN)

@@ -1,0 +1,414 @@
+"""The reporter: everything the command line shows goes through here.
+
+The only module of the kit with rich consoles (``console`` on stdout,
+``err_console`` on stderr; the live displays of :mod:`redletter.cli.live` draw
+on the latter).  One section per verb group; each turns a library result into
+lines or tables and prints them.  Results are typed by the library's classes,
+imported for type checking only (and, where a renderer needs a library helper,
+inside it), so that importing the reporter loads neither z3 nor pyspark.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from redletter.check import CheckRow
+    from redletter.conformance.formats.cos418 import Step as Cos418Step
+    from redletter.conformance.judges.drive import JudgeResult
+    from redletter.conformance.judges.outcome import Judgement
+    from redletter.conformance.report import RunFolder
+    from redletter.conformance.shrink import ShrinkResult
+    from redletter.pipeline.campaign import CampaignSummary
+    from redletter.pipeline.crosscheck import CrosscheckReport
+    from redletter.pipeline.explore import LevelReport, SparkExploreResult
+    from redletter.pipeline.ingest import GraphInfo
+    from redletter.python_model.apalache import ApalacheRow
+    from redletter.python_model.crosscheck import CrosscheckResult
+    from redletter.python_model.explore import ExploreResult
+    from redletter.python_model.symbolic import Cti, SymParams, Trace
+    from redletter.python_model.symbolic.concrete import CState
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+# --------------------------------------------------------------------------- every command
+
+
+def error_line(code: str, message: str) -> None:
+    """Print ``error[CODE]: message`` on stderr, as one line (no wrapping), then the
+    catalogue's advice for the code: what to do, and where to read more
+    (docs/errors.md)."""
+    from redletter.errors import advice
+
+    err_console.print(f"error[{code}]: {message}", markup=False, soft_wrap=True)
+    err_console.print(f"help: {advice(code)}", markup=False, soft_wrap=True)
+
+
+def info(message: str) -> None:
+    """A plain line on stdout."""
+    console.print(message, markup=False, soft_wrap=True)
+
+
+def lines(texts: Iterable[str]) -> None:
+    """Plain lines on stdout."""
+    for text in texts:
+        info(text)
+
+
+def _num(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+# --------------------------------------------------------------------------- check
+
+
+def results_table(rows: Sequence[CheckRow]) -> Table:
+    """The one results table of ``redletter check``."""
+    table = Table(title="TLC results against spec/manifest.json", title_justify="left")
+    for name, justify in (
+        ("model", "left"),
+        ("app", "left"),
+        ("processes", "right"),
+        ("snapshots", "right"),
+        ("expected", "left"),
+        ("actual", "left"),
+        ("distinct", "right"),
+        ("total", "right"),
+        ("depth", "right"),
+        ("seconds", "right"),
+        ("cross-check", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        entry, result = row.comparison.entry, row.comparison.result
+        expected = entry.expect + (f" ({entry.violated})" if entry.violated else "")
+        style = "green" if row.matches else "bold red"
+        table.add_row(
+            entry.model,
+            entry.app,
+            str(entry.processes),
+            str(entry.snapshots),
+            expected,
+            f"[{style}]{result.describe()}[/]",
+            _num(result.distinct),
+            _num(result.total),
+            _num(result.depth),
+            f"{result.seconds:.1f}",
+            row.crosscheck,
+        )
+    return table
+
+
+def report_check(rows: Sequence[CheckRow]) -> None:
+    """Print the table, then every mismatch with expected vs actual and the log."""
+    # Off a terminal (CI logs, pipes) rich would squeeze the table into 80 columns.
+    if not console.is_terminal:
+        console.width = 200
+    console.print(results_table(rows))
+    bad = [r for r in rows if not r.matches]
+    for row in bad:
+        result = row.comparison.result
+        console.print(f"[bold red]MISMATCH[/] {row.comparison.entry.model}:", soft_wrap=True)
+        for problem in row.comparison.problems:
+            console.print(f"  {problem}", markup=False, soft_wrap=True)
+        if result.log_path is not None:
+            console.print(f"  full TLC output: {result.log_path}", markup=False, soft_wrap=True)
+    matched = len(rows) - len(bad)
+    console.print(f"{matched} of {len(rows)} models match the manifest.", markup=False)
+
+
+def report_check_crosscheck(results: Sequence[CrosscheckResult]) -> None:
+    """After the table of ``redletter check``: each cross-check mismatch, then the totals."""
+    from redletter.python_model.crosscheck import iter_mismatch_lines
+
+    lines(iter_mismatch_lines(results))
+    if results:
+        spent = {
+            k: sum(r.seconds.get(k, 0.0) for r in results) for k in ("explore", "parse", "compare")
+        }
+        exact_n = sum(r.exact for r in results)
+        info(
+            f"Cross-check: {exact_n} of {len(results)} models agree with the Python model"
+            f" (Python side: explore {spent['explore']:.1f}s, DOT read {spent['parse']:.1f}s,"
+            f" compare {spent['compare']:.1f}s)."
+        )
+
+
+def report_apalache(row: ApalacheRow) -> None:
+    """One model of ``redletter apalache check``: the verdict, and the output's tail
+    when Apalache failed for another reason than the property."""
+    result, entry = row.result, row.entry
+    ran = (
+        f"apalache-mc timed out after {row.timeout:g}s"
+        if result.returncode is None
+        else f"apalache-mc exit {result.returncode} ({result.verdict})"
+    )
+    info(f"{entry.model}: {ran}, expected {entry.expect}: {row.outcome}")
+    if result.verdict not in ("ok", "violation", "timeout"):
+        lines(f"  {line}" for line in result.tail(10).splitlines())
+
+
+# --------------------------------------------------------------------------- explore, crosscheck
+
+
+def explore_lines(r: ExploreResult) -> list[str]:
+    """The lines ``redletter explore`` prints for a result (TLC's words for the outcome)."""
+    out = [
+        f"{r.total:,} states generated, {r.distinct:,} distinct states found.",
+        f"The depth of the complete state graph search is {r.depth}.",
+        f"Explored in {r.seconds:.2f}s ({r.states_per_second:,.0f} distinct states/s).",
+    ]
+    if r.violation is None:
+        out.append("Model checking completed. No error has been found.")
+        return out
+    out.append(f"Error: {r.violation.describe()}")
+    out.append("Error: The behavior up to this point is:")
+    for n, st in enumerate(r.violation.trace, start=1):
+        params = ", ".join(f"{k}={json.dumps(v)}" for k, v in st.params.items())
+        out.append(f"{n}: {st.action}" + (f" {params}" if params else ""))
+    return out
+
+
+def report_crosscheck(result: CrosscheckResult) -> None:
+    """``redletter crosscheck``: the verdict with a shortest path to each difference."""
+    from redletter.python_model.crosscheck import format_result
+
+    lines(format_result(result))
+    times = ", ".join(f"{k} {v:.1f}s" for k, v in result.seconds.items())
+    info(f"Time: {times}.")
+
+
+# --------------------------------------------------------------------------- symbolic
+
+
+def _symbolic_state(params: SymParams, s: CState) -> str:
+    parts = [f"tokens {dict(zip(params.procs, s.local, strict=True))}"]
+    for c, b in zip(params.chans, s.buf, strict=True):
+        if b:
+            shown = ", ".join(f"R{m.snap}" if m.kind == "red" else str(m.val) for m in b)
+            parts.append(f"{c[0]}→{c[1]} [{shown}]")
+    for k, red in zip(params.snaps, s.red, strict=True):
+        if red:
+            parts.append(f"red{k} {sorted(red)}")
+    return "; ".join(parts)
+
+
+def symbolic_trace(trace: Trace, title: str) -> None:
+    """A symbolic trace as a table: step, action, parameters, the state after."""
+    from redletter.python_model.symbolic.concrete import step_to_json
+
+    table = Table(title=title)
+    table.add_column("#", justify="right")
+    table.add_column("action")
+    table.add_column("params")
+    table.add_column("state after")
+    table.add_row("0", "Init", "", _symbolic_state(trace.params, trace.states[0]))
+    for n, st in enumerate(trace.steps, start=1):
+        action, ps = step_to_json(st)
+        table.add_row(
+            str(n), action, json.dumps(ps), _symbolic_state(trace.params, trace.states[n])
+        )
+    console.print(table)
+
+
+def symbolic_cti(params: SymParams, cti: Cti) -> None:
+    """A counterexample to induction: the state before, the step, the state after."""
+    from redletter.python_model.symbolic.concrete import step_to_json
+
+    action, ps = step_to_json(cti.step)
+    console.print("[yellow]RedLetterInvariant alone is not inductive[/yellow]; CTI:")
+    console.print(f"  before: {_symbolic_state(params, cti.before)}")
+    console.print(f"  step:   {action} {json.dumps(ps)}")
+    console.print(f"  after:  {_symbolic_state(params, cti.after)}")
+
+
+def rich_line(text: str) -> None:
+    """A line with rich markup (``[green]...[/green]``) on stdout."""
+    console.print(text)
+
+
+# --------------------------------------------------------------------------- conform
+
+
+def conform_summary(
+    results: Sequence[JudgeResult],
+    folder: RunFolder | None,
+    *,
+    node_cmd: str,
+    hosted: bool = False,
+    shrunk: ShrinkResult | None = None,
+) -> None:
+    """Print the verdict, the explanation, the shrunk schedule and the replay command."""
+    from redletter.conformance.report import replay_command, show_step
+
+    fails = [r for r in results if r.verdict == "fail"]
+    unknown = [r for r in results if r.verdict == "unknown"]
+    verdict = "fail" if fails else "unknown" if unknown else "pass"
+    colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[verdict]
+    console.print(
+        f"[bold {colour}]{verdict.upper()}[/]: {len(results)} traces judged, "
+        f"{len(results) - len(fails) - len(unknown)} passed, {len(fails)} failed, "
+        f"{len(unknown)} unknown"
+    )
+    firsts = fails or unknown
+    shown = shrunk.result if shrunk is not None else (firsts[0] if firsts else None)
+    if shown is not None and shown.verdict != "pass":
+        info(f"trace {shown.trace.name}: {shown.explanation()}")
+    if shrunk is not None:
+        table = Table(title=f"shrunk schedule ({len(shrunk.trace.steps)} steps)")
+        table.add_column("#", justify="right")
+        table.add_column("step")
+        for i, (a, ps) in enumerate(shrunk.trace.steps, start=1):
+            table.add_row(str(i), show_step(a, ps))
+        console.print(table)
+    if folder is not None:
+        info(f"report: {folder.path / 'report.html'}")
+    if shrunk is not None and folder is not None:
+        info("replay: " + replay_command(folder.shrunk, node_cmd, hosted=hosted))
+
+
+# --------------------------------------------------------------------------- cos418
+
+
+def _cos418_steps(steps: Sequence[Cos418Step]) -> list[str]:
+    """One line per step: ``  3. ReceiveRedLetter N1 -> N2``."""
+    out = []
+    for i, (action, params) in enumerate(steps, start=1):
+        if "c" in params:
+            c = params["c"]
+            assert isinstance(c, list)
+            where = f"{c[0]} -> {c[1]}"
+            if action == "SendApp":
+                where += f" token({params['m']})"
+        else:
+            where = f"{params['p']} starts snapshot {params['k']}"
+        out.append(f"  {i}. {action} {where}")
+    return out
+
+
+def cos418_judgement(j: Judgement) -> None:
+    """The verdict and its message, then the witness (pass) or the closest schedule."""
+    info(f"{j.verdict}: {j.message}")
+    if j.witness is not None:
+        info("witness schedule:")
+        lines(_cos418_steps(j.witness))
+    elif j.closest is not None:
+        info("closest schedule:")
+        lines(_cos418_steps(j.closest))
+
+
+# --------------------------------------------------------------------------- pipeline
+
+
+def pipeline_graph(info_: GraphInfo, out: Path) -> None:
+    """The counts of an ingested graph."""
+    table = Table(title=f"graph {info_.model} -> {out}", title_justify="left")
+    for col in ("source", "state lines", "edge lines", "stuttering", "states", "edges", "initial"):
+        table.add_column(col, justify="left" if col == "source" else "right")
+    table.add_row(
+        info_.source,
+        f"{info_.state_lines:,}",
+        f"{info_.edge_lines:,}",
+        f"{info_.stuttering_lines:,}",
+        f"{info_.states:,}",
+        f"{info_.edges:,}",
+        f"{info_.initial:,}",
+    )
+    console.print(table)
+
+
+def pipeline_crosscheck(report: CrosscheckReport, *, full_paths: bool = False) -> None:
+    """The cross-check report, plain text (states in TLA+)."""
+    from redletter.pipeline.crosscheck import format_report
+
+    console.print(format_report(report, full_paths=full_paths), markup=False, soft_wrap=True)
+
+
+def pipeline_campaign(summary: CampaignSummary) -> None:
+    """Verdict counts, coverage table and the first failures."""
+    if not console.is_terminal:
+        console.width = 160
+    console.print(
+        f"campaign {summary.campaign}: {summary.traces} traces, {summary.done_before} done"
+        f" before this run, {summary.ran} run now in {summary.partitions} partitions",
+        markup=False,
+    )
+    verdicts = Table(title="verdicts", title_justify="left")
+    verdicts.add_column("verdict")
+    verdicts.add_column("traces", justify="right")
+    for verdict, n in summary.verdicts:
+        style = {"pass": "green", "fail": "bold red", "error": "bold red"}.get(verdict, "yellow")
+        verdicts.add_row(f"[{style}]{verdict}[/]", str(n))
+    missing = summary.traces - sum(n for _, n in summary.verdicts)
+    if missing:
+        verdicts.add_row("[yellow]no result yet[/]", str(missing))
+    console.print(verdicts)
+    if summary.coverage:
+        cov = Table(title="coverage by action", title_justify="left")
+        for col in ("action", "traces", "passed"):
+            cov.add_column(col, justify="left" if col == "action" else "right")
+        for action, n, passed in summary.coverage:
+            cov.add_row(action, str(n), str(passed))
+        console.print(cov)
+    console.print(
+        f"{summary.steps:,} steps, {summary.seconds:.1f} s of runner time"
+        + (f", {summary.duplicates} duplicate result(s) dropped" if summary.duplicates else ""),
+        markup=False,
+    )
+    for trace_id, detail in summary.failures:
+        console.print(f"  {trace_id}: {detail}", markup=False, soft_wrap=True)
+
+
+def pipeline_level(r: LevelReport) -> None:
+    """One level of ``pipeline explore``'s breadth-first search."""
+    console.print(
+        f"depth {r.depth:>3}  new {r.new:>9,}  distinct {r.distinct:>10,}"
+        f"  total {r.total:>11,}  {r.seconds:6.2f} s"
+    )
+
+
+def pipeline_explored(model: str, result: SparkExploreResult, out: Path) -> None:
+    """The counts of ``pipeline explore``, then the violation with its trace, if any."""
+    console.print(
+        f"{model}: {result.distinct:,} distinct states, {result.total:,} states generated,"
+        f" depth {result.depth}, {result.edges:,} edges, {result.seconds:.1f} s -> {out}"
+    )
+    if result.violation is not None:
+        console.print(
+            f"[bold red]{result.violation.describe()}[/]"
+            f" (a trace of {len(result.violation.trace)} states)"
+        )
+        for i, st in enumerate(result.violation.trace):
+            console.print(f"  {i + 1:>3}. {st.action} {st.params}", markup=False)
+
+
+def pipeline_counts(manifest: Path, got: tuple[int, int, int], want: tuple[int, int, int]) -> None:
+    """``pipeline explore``'s counts against the manifest's."""
+    if got != want:
+        console.print(
+            f"[bold red]counts differ from {manifest}:[/] distinct/total/depth {got},"
+            f" expected {want}"
+        )
+    else:
+        console.print(f"counts equal {manifest}'s (distinct, total, depth) {want}")
+
+
+def pipeline_must_fail(violated: str | None, found: bool) -> None:
+    """``pipeline explore`` on a must-fail model: was the expected property violated?"""
+    console.print(
+        f"must-fail model: expected {violated} violated, {'as found' if found else 'not found'}"
+    )
+
+
+def pipeline_lemmas(texts: Sequence[str]) -> None:
+    """``pipeline lemmas``' report lines."""
+    for line in texts:
+        console.print(line, highlight=False)

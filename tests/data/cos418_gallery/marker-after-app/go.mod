@@ -1,0 +1,3 @@
+module chandy_lamport
+
+go 1.21

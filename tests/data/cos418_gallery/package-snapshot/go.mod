@@ -1,0 +1,3 @@
+module snapshot
+
+go 1.21
