@@ -404,7 +404,8 @@ def draw(
     title_h = 28 if diagram.title else 8
     legend_top = title_h + 8
     legend_h = 20 * len(rows)
-    top = legend_top + legend_h + 30 + h * 0.45
+    label_rows = len(snapshots) + (1 if records_at else 0)
+    top = legend_top + legend_h + 14 + 17 * label_rows + h * 0.45
     lanes = {m: top + i * h for i, m in enumerate(machines)}
     bottom_lane = top + h * (n - 1)
     notes_lines = [*diagram.notes, *warnings]
@@ -571,6 +572,7 @@ def draw(
 
     # ---- cuts: a line through each snapshot's recorded events
     out.append('<g class="rl-cuts">')
+    label_y0 = top - h * 0.45 - 6
     for k, points in sorted(cuts.items()):
         st = snapshot_style(k)
         ordered = sorted(points, key=lambda p: p[1])
@@ -592,10 +594,16 @@ def draw(
         label = f"cut of snapshot {k}"
         if missing:
             label += " (not recorded: " + ", ".join(missing) + ")"
+        rank = snapshots.index(k)
+        ly = label_y0 - 17 * (len(snapshots) - 1 - rank)
         out.append(
-            f'<text class="rl-cut-label" data-step="{last_step}" x="{_f(first[0] + 5)}" '
-            f'y="{_f(top - h * 0.45 - 4)}" fill="{st.colour}" font-weight="bold">'
-            f"{escape(label)}</text>"
+            f'<line class="rl-cut-label" data-step="{last_step}" x1="{_f(first[0])}" '
+            f'y1="{_f(ly + 2)}" x2="{_f(first[0])}" y2="{_f(top - h * 0.45)}" '
+            f'stroke="{st.colour}" stroke-width="1" stroke-dasharray="1,2"/>'
+        )
+        out.append(
+            f'<text class="rl-cut-label" data-step="{last_step}" x="{_f(first[0] + 4)}" '
+            f'y="{_f(ly)}" fill="{st.colour}" font-weight="bold">{escape(label)}</text>'
         )
     out.append("</g>")
 
@@ -603,8 +611,8 @@ def draw(
     if rec_texts:
         out.append('<g class="rl-records">')
         out.append(
-            f'<text x="{_f(rec_x)}" y="{_f(top - h * 0.45 - 4)}" font-weight="bold" '
-            f'fill="{INK}">recorded</text>'
+            f'<text x="{_f(rec_x)}" y="{_f(top - h * 0.45 - 6 - 17 * len(snapshots))}" '
+            f'font-weight="bold" fill="{INK}">recorded by each snapshot</text>'
         )
         for m, texts in rec_texts.items():
             y0 = lanes[m] - (len(texts) - 1) * 7.5

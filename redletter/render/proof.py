@@ -239,7 +239,7 @@ def _red_letter_why(cfg: ModelConfig, s: State) -> str:
 
 
 def _show_g(cfg: ModelConfig, g: GState) -> str:
-    machines = ", ".join(f"{p} {show_local(cfg, x)}" for p, x in zip(cfg.procs, g[0], strict=True))
+    machines = ", ".join(f"{p}: {show_local(cfg, x)}" for p, x in zip(cfg.procs, g[0], strict=True))
     bufs = ", ".join(
         f"{chan_name(c)} [{', '.join(show_message(cfg, v) for v in b)}]"
         for c, b in zip(cfg.chans, g[1], strict=True)
