@@ -74,9 +74,7 @@ def test_seed_example_records_what_the_example_says(seed: ModelConfig) -> None:
 def test_seed_example_events(seed: ModelConfig) -> None:
     run = events_of_trace(seed, init_states(seed)[0], seed_schedule())
     kinds = [(e.kind, e.machine, e.label) for e in run.events if e.snapshot is None]
-    assert [label for kind, _, label in kinds if kind != "receive" or label] == list(
-        "ABIFGHCDJE"
-    )
+    assert [label for kind, _, label in kinds if kind != "receive" or label] == list("ABIFGHCDJE")
     recorded = [e for e in run.events if e.kind == "record_message"]
     assert [(e.machine, e.channel, e.snapshot) for e in recorded] == [("P1", ("P2", "P1"), 1)]
     states = [e.machine for e in run.events if e.kind == "record_state"]
@@ -127,7 +125,9 @@ def test_concurrent_snapshots_have_distinct_styles() -> None:
     assert len(styles) == 2
     shapes = {m.get("data-snapshot"): m.tag for m in _with_class(root, "rl-rec")}
     assert shapes == {"1": f"{SVG}circle", "2": f"{SVG}rect"}
-    letters = {(m.get("data-snapshot"), m.get("stroke-dasharray")) for m in _with_class(root, "rl-red")}
+    letters = {
+        (m.get("data-snapshot"), m.get("stroke-dasharray")) for m in _with_class(root, "rl-red")
+    }
     assert letters == {("1", "6,4"), ("2", "2,3")}
     flying = _with_class(root, "rl-inflight")
     assert [(f.get("data-send"), f.get("stroke")) for f in flying] == [("9", "#1a1a1a")]

@@ -22,7 +22,6 @@ from importlib.resources import files
 from typing import cast
 
 from redletter.python_model.actions import app_state
-from redletter.python_model.apps import HistoryApp
 from redletter.python_model.config import ModelConfig
 from redletter.python_model.lemmas.shadow import ShadowMove
 from redletter.python_model.state import GState, State
@@ -35,7 +34,7 @@ from redletter.render.proof import (
     describe_move,
     machine_rules,
 )
-from redletter.render.teach import chan_name, record_notes, show_local
+from redletter.render.teach import chan_name, message_label, record_notes, show_local
 
 __all__ = [
     "Annotation",
@@ -62,18 +61,6 @@ class Annotation:
 def asset(name: str) -> str:
     """The text of ``redletter/render/assets/<name>``."""
     return files("redletter.render").joinpath("assets", name).read_text(encoding="utf-8")
-
-
-def message_label(cfg: ModelConfig, c: int, v: int) -> str:
-    """A message of buffer index ``c`` as a chip shows it: ``R1`` (a red letter of 1),
-    the send event's name for a scripted application (``H``), else its value."""
-    if v < 0:
-        return f"R{-v}"
-    if isinstance(cfg.app, HistoryApp):
-        row = cfg.app.script[cfg.chan_src[c]]
-        if 1 <= v <= len(row):
-            return row[v - 1][0]
-    return str(v)
 
 
 def step_text(cfg: ModelConfig, action: str, params: Mapping[str, object]) -> str:
@@ -128,8 +115,10 @@ def _fired(cfg: ModelConfig, lemma: int, before: int | None, after: int) -> list
             out.append(f"{lead}({case}) {words[case]}")
     for c, case in enumerate(buffer_rules(cfg, after)):
         if b0 is None or b0[c] != case:
-            was = f"from ({b0[c]}) " if b0 is not None else ""
-            out.append(f"{chan_name(cfg.chans[c])} {was}to ({case}): {words[case]}")
+            if b0 is None:
+                out.append(f"{chan_name(cfg.chans[c])}: ({case}) {words[case]}")
+            else:
+                out.append(f"{chan_name(cfg.chans[c])} from ({b0[c]}) to ({case}): {words[case]}")
     return out
 
 

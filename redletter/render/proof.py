@@ -38,7 +38,14 @@ from redletter.python_model.lemmas.shadow import (
     shadow_walk,
 )
 from redletter.python_model.state import ACT_KINDS, Act, GState, State
-from redletter.render.teach import Run, chan_name, events_of_trace, show_local, show_message
+from redletter.render.teach import (
+    Run,
+    chan_name,
+    events_of_trace,
+    message_label,
+    show_local,
+    show_message,
+)
 
 __all__ = [
     "INVARIANT_WORDS",
@@ -164,9 +171,11 @@ def describe_act(cfg: ModelConfig, a: Act) -> str:
     kind, p, q, v = a
     who, peer = cfg.procs[p], cfg.procs[q]
     if ACT_KINDS[kind] == "send":
-        return f"{who} sends {show_message(cfg, v)} to {peer}"
+        what = message_label(cfg, cfg.chan_index[(who, peer)], v)
+        return f"{who} sends {what} to {peer}"
     if ACT_KINDS[kind] == "receive":
-        return f"{who} receives {show_message(cfg, v)} from {peer}"
+        what = message_label(cfg, cfg.chan_index[(peer, who)], v)
+        return f"{who} receives {what} from {peer}"
     return f"{who} performs internal event {v}"
 
 

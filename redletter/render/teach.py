@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import cast
 
 from redletter.python_model.actions import step
+from redletter.python_model.apps import HistoryApp
 from redletter.python_model.config import ModelConfig
 from redletter.python_model.state import Local, State
 from redletter.render.diagram import Diagram, Event, RecordNote, layout
@@ -181,6 +182,18 @@ def show_message(cfg: ModelConfig, v: int) -> str:
         return f"R{-v}"
     if cfg.app.module == "TokenApp":
         return f"{v} token{'s' if v != 1 else ''}"
+    return str(v)
+
+
+def message_label(cfg: ModelConfig, c: int, v: int) -> str:
+    """A message of buffer index ``c`` as a chip shows it: ``R1`` (a red letter of 1),
+    the send event's name for a scripted application (``H``), else its value."""
+    if v < 0:
+        return f"R{-v}"
+    if isinstance(cfg.app, HistoryApp):
+        row = cfg.app.script[cfg.chan_src[c]]
+        if 1 <= v <= len(row):
+            return row[v - 1][0]
     return str(v)
 
 
