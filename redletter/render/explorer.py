@@ -137,7 +137,13 @@ def _move_json(
     return {
         "step": move.step,
         "kind": move.kind,
-        "text": describe_move(cfg, lemma, move, before if before is not None else after),
+        "text": describe_move(
+            cfg,
+            lemma,
+            move,
+            before if before is not None else after,
+            pr.steps[move.step - 1][0] if move.kind not in ("start", "end") else "",
+        ),
         "state": _gstate(cfg, state) if state[0] else None,
         "rules": _gstate(cfg, move.rules) if move.rules is not None else None,
         "cases": {"m": machine_rules(after, len(cfg.procs)), "b": buffer_rules(cfg, after)},

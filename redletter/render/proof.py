@@ -179,9 +179,11 @@ def describe_act(cfg: ModelConfig, a: Act) -> str:
     return f"{who} performs internal event {v}"
 
 
-def describe_move(cfg: ModelConfig, lemma: int, move: ShadowMove, red: int) -> str:
+def describe_move(
+    cfg: ModelConfig, lemma: int, move: ShadowMove, red: int, action: str = ""
+) -> str:
     """The correspondence that fired, in EWD 864's words (``red``: the colouring of
-    the snapshot before the step)."""
+    the snapshot before the step; ``action``: the name of reality's step)."""
     if move.kind == "start":
         return RULE_WORDS[lemma]["start"]
     if move.kind == "end":
@@ -200,8 +202,10 @@ def describe_move(cfg: ModelConfig, lemma: int, move: ShadowMove, red: int) -> s
     if move.kind == "letter":
         sent = ", ".join(chan_name(cfg.chans[c]) for c in move.sent)
         text = f"{own}: {actor} is {colour}; the shadow network performs the same step"
-        text += " (the receipt of the red letter" if move.act is None else ""
-        text += ")" if move.act is None else ""
+        if action == "StartSnapshot":
+            text += " (the start: a red letter from nowhere)"
+        elif move.act is None:
+            text += " (the receipt of the red letter)"
         if sent:
             text += f" and, as {actor} turns red, sends red letters on {sent}"
         return text

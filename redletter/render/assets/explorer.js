@@ -39,11 +39,12 @@
     });
     return t;
   }
-  function colour(red) { return el("span", "rl-colour " + (red ? "red" : "white"), red ? "red" : "white"); }
+  function colour(red) { return el("span", "rl-colour " + (red ? "red" : "white"), red ? "● red" : "○ white"); }
   function chips(list, letterOf) {
     var span = el("span");
     if (!list.length) { span.appendChild(el("span", "rl-empty", "empty")); return span; }
-    list.forEach(function (m) {
+    list.forEach(function (m, i) {
+      if (i > 0) { span.appendChild(document.createTextNode(" ")); }
       var isLetter = letterOf(m);
       var c = el("span", "rl-chip" + (isLetter ? " letter" : ""), typeof m === "string" ? m : m.l);
       c.title = isLetter ? "a red letter (marker)" : "an application message";
@@ -51,7 +52,7 @@
     });
     return span;
   }
-  function mark(ok, yes, no) { return el("span", ok ? "rl-ok" : "rl-no", ok ? yes : no); }
+  function mark(ok, yes, no) { return el("span", ok ? "rl-ok" : "rl-no", ok ? "✓ " + yes : "✗ " + no); }
 
   // ---------------------------------------------------------------- header
   byId("rl-subtitle").textContent = D.subtitle;
@@ -146,8 +147,16 @@
   });
   var svg = document.querySelector("#rl-svgwrap svg");
   if (svg) {
-    svg.querySelectorAll(".rl-col").forEach(function (r) {
-      r.addEventListener("click", function () { go(parseInt(r.getAttribute("data-step"), 10)); });
+    // a click anywhere in a step's column (on a line, a dot or nothing) goes to that step
+    var cols = Array.prototype.slice.call(svg.querySelectorAll(".rl-col"));
+    svg.addEventListener("click", function (ev) {
+      for (var i = 0; i < cols.length; i++) {
+        var b = cols[i].getBoundingClientRect();
+        if (ev.clientX >= b.left && ev.clientX < b.right) {
+          go(parseInt(cols[i].getAttribute("data-step"), 10));
+          return;
+        }
+      }
     });
   }
   var list = byId("rl-steplist");
@@ -310,7 +319,7 @@
     if (!walk.available) { box.appendChild(el("p", "rl-empty", walk.why)); return; }
     var head = el("p");
     append(head, ["Snapshot " + k + ": the initial state is state " + walk.t0 + ", the final state is state " + walk.tf + ". ",
-      walk.ok ? el("span", "rl-ok", "the shadow network keeps step to the end") : el("span", "rl-no", "the shadow network breaks at step " + walk.verdictStep)]);
+      walk.ok ? mark(true, "the shadow network keeps step to the end", "") : mark(false, "", "the shadow network breaks at step " + walk.verdictStep)]);
     box.appendChild(head);
     if (cur < walk.t0) {
       box.appendChild(el("p", "rl-empty", "Before the snapshot starts: the shadow network begins at state " + walk.t0 +
@@ -340,11 +349,11 @@
       append(moveBox, [el("br"), mv.kind === "start" ? "The rules in force:" : "Rules that now apply:", ul]);
     }
     if (!mv.ok) {
-      append(moveBox, [el("br"), el("strong", "rl-no", "The shadow network breaks: rule (" + mv.rule + ")"),
+      append(moveBox, [el("br"), el("strong", "rl-no", "✗ The shadow network breaks: rule (" + mv.rule + ")"),
         mv.ruleText ? " — “" + mv.ruleText + "”. " : ". ", mv.why]);
     }
     if (stopped) {
-      append(moveBox, [el("br"), el("span", "rl-no", "The shadow network stopped at step " + last.step + ".")]);
+      append(moveBox, [el("br"), el("span", "rl-no", "✗ The shadow network stopped at step " + last.step + ".")]);
     }
     box.appendChild(moveBox);
     if (mv.state) {
