@@ -15,7 +15,7 @@ RL := $(BIN)/redletter
 MODEL ?=
 
 
-.PHONY: bench test-slow test-long test-browser browser go-node help venv tlc check check-large check-apalache test lint crosscheck clean distclean
+.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc check check-large check-apalache test lint crosscheck clean distclean
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -84,6 +84,10 @@ test-long: venv tlc go-node ## Run the long sweeps CI does not run (every model 
 lint: venv ## Lint with ruff and type-check with mypy --strict
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+docs: venv ## Regenerate the generated docs: docs/errors.md and docs/proofs.md with its pictures
+	$(BIN)/python -m redletter.errors > docs/errors.md
+	$(BIN)/python -m redletter.render.proofs_doc .
 
 crosscheck: venv tlc ## Cross-check the Python model against TLC's graph: make crosscheck MODEL=MCName
 	@if [ -z "$(MODEL)" ]; then echo "error: say which model, e.g. make crosscheck MODEL=MCTokenRing" >&2; exit 5; fi

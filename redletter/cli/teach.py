@@ -263,11 +263,14 @@ def _summary(pr: ProofRun) -> list[str]:
                 f"{w.walk.t0} to state {w.walk.tf}"
             )
         else:
+            from redletter.render.proof import move_why
+
             last = w.walk.moves[-1] if w.walk.moves else None
             rule = f" rule ({last.rule})" if last is not None and last.rule else ""
+            why = move_why(pr.cfg, pr.steps, last) if last is not None else v.why
             lines.append(
                 f"Lemma {w.lemma}, snapshot {w.snap}: the shadow network breaks at step "
-                f"{v.step}:{rule} {v.why}"
+                f"{v.step},{rule}: {why}"
             )
     return lines
 

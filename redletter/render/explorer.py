@@ -33,6 +33,8 @@ from redletter.render.proof import (
     buffer_rules,
     describe_move,
     machine_rules,
+    move_why,
+    step_words,
 )
 from redletter.render.teach import chan_name, message_label, record_notes, show_local
 
@@ -64,22 +66,8 @@ def asset(name: str) -> str:
 
 
 def step_text(cfg: ModelConfig, action: str, params: Mapping[str, object]) -> str:
-    """A step in words: ``P1 sends B to P2``, ``P3 receives the red letter of 1 from P1``."""
-    c = params.get("c")
-    if isinstance(c, list | tuple) and len(c) == 2:
-        src, dst = str(c[0]), str(c[1])
-        if action == "SendApp":
-            ci = cfg.chan_index[(src, dst)]
-            return f"{src} sends {message_label(cfg, ci, int(str(params.get('m'))))} to {dst}"
-        if action == "ReceiveApp":
-            return f"{dst} receives a message from {src}"
-        if action == "ReceiveRedLetter":
-            return f"{dst} receives a red letter from {src}"
-    if action == "InternalEvent":
-        return f"{params.get('p')} performs internal event {params.get('e')}"
-    if action == "StartSnapshot":
-        return f"{params.get('p')} starts snapshot {params.get('k')} (a red letter from nowhere)"
-    return action
+    """A step in words (:func:`redletter.render.proof.step_words`)."""
+    return step_words(cfg, action, params)
 
 
 def _raw(action: str, params: Mapping[str, object]) -> str:
@@ -151,7 +139,7 @@ def _move_json(
         "ok": move.ok,
         "rule": move.rule,
         "ruleText": RULE_WORDS[lemma].get(move.rule, ""),
-        "why": move.why,
+        "why": move_why(cfg, pr.steps, move),
         "match": {"m": match_m, "b": match_b},
     }
 

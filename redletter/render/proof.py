@@ -55,7 +55,9 @@ __all__ = [
     "Walk",
     "describe_act",
     "describe_move",
+    "move_why",
     "prove_run",
+    "step_words",
 ]
 
 Step = tuple[str, Mapping[str, object]]
@@ -210,6 +212,54 @@ def describe_move(
             text += f" and, as {actor} turns red, sends red letters on {sent}"
         return text
     return f"{own}: {actor} is {colour}; the same step changes nothing in this snapshot's network"
+
+
+def move_why(cfg: ModelConfig, steps: Sequence[Step], move: ShadowMove) -> str:
+    """Why a shadow move failed, in words: the component where the shadow and the rules
+    part (values as the application writes them, red letters as ``R1``), else the
+    verdict's own reason with reality's step in words."""
+    if move.ok:
+        return ""
+    where = ""
+    if 1 <= move.step <= len(steps) and move.kind not in ("start", "end"):
+        a, p = steps[move.step - 1]
+        where = f"after step {move.step} ({step_words(cfg, a, p)}): "
+    if move.rules is not None and move.state[0]:
+        for q, (x, y) in enumerate(zip(move.state[0], move.rules[0], strict=True)):
+            if x != y:
+                return (
+                    f"{where}machine {cfg.procs[q]} is {show_local(cfg, x)} in the shadow, but "
+                    f"rule ({move.rule}) says {show_local(cfg, y)}"
+                )
+        for c, (b1, b2) in enumerate(zip(move.state[1], move.rules[1], strict=True)):
+            if b1 != b2:
+                got = ", ".join(message_label(cfg, c, v) for v in b1)
+                want = ", ".join(message_label(cfg, c, v) for v in b2)
+                return (
+                    f"{where}buffer {chan_name(cfg.chans[c])} holds [{got}] in the shadow, but "
+                    f"rule ({move.rule}) says [{want}]"
+                )
+    reason = move.why.split(": ", 1)[1] if ": " in move.why and where else move.why
+    return where + reason
+
+
+def step_words(cfg: ModelConfig, action: str, params: Mapping[str, object]) -> str:
+    """A step in words: ``P1 sends B to P2``, ``P3 receives a red letter from P1``."""
+    c = params.get("c")
+    if isinstance(c, list | tuple) and len(c) == 2:
+        src, dst = str(c[0]), str(c[1])
+        if action == "SendApp":
+            ci = cfg.chan_index[(src, dst)]
+            return f"{src} sends {message_label(cfg, ci, int(str(params.get('m'))))} to {dst}"
+        if action == "ReceiveApp":
+            return f"{dst} receives a message from {src}"
+        if action == "ReceiveRedLetter":
+            return f"{dst} receives a red letter from {src}"
+    if action == "InternalEvent":
+        return f"{params.get('p')} performs internal event {params.get('e')}"
+    if action == "StartSnapshot":
+        return f"{params.get('p')} starts snapshot {params.get('k')} (a red letter from nowhere)"
+    return action
 
 
 def _holds_all(
