@@ -496,13 +496,23 @@ def draw(
             sx, sy, sev, sstep = sends[ev.msg_id]
             x, y = col_x(columns[i]), lanes[ev.machine]
             out.append(_message(sev, ev.msg_id, sx, sy, x, y, sstep, step_of(i), recorded_by))
+    # Messages in flight end half-way to the receiver's line, at the right edge; those
+    # between the same two lines are spread 15 px apart (oldest first) so none hides
+    # another.
+    gaps: dict[tuple[float, float], list[int]] = {}
+    for mid in sorted(in_flight_ids):
+        sx, sy, sev, _ = sends[mid]
+        assert sev.channel is not None
+        ty = lanes.get(sev.channel[1], sy)
+        gaps.setdefault((min(sy, ty), max(sy, ty)), []).append(mid)
+    end_y: dict[int, float] = {}
+    for (lo, hi), mids in gaps.items():
+        for i, mid in enumerate(mids):
+            end_y[mid] = (lo + hi) / 2 + (i - (len(mids) - 1) / 2) * 15
     for mid in sorted(in_flight_ids):
         sx, sy, sev, sstep = sends[mid]
         assert sev.channel is not None
-        ty = lanes.get(sev.channel[1], sy)
-        tx = x_end - 4
-        # aim at the receiver's line, but never steeper than the columns allow
-        ty = sy + (ty - sy) * 0.5
+        tx, ty = x_end - 4, end_y[mid]
         colour = VERMILLION if sev.snapshot is not None else INK
         dash = (
             f' stroke-dasharray="{snapshot_style(sev.snapshot).letter_dash}"'
