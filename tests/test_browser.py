@@ -261,3 +261,28 @@ def test_report_of_a_failing_mutant(watch: Any, failing_run: Path) -> None:
     assert w.text("#rl-stepno") == "3 / 3"
     assert w.text("#rl-notes").startswith("Node p2 parts from the model here: at step 3")
     w.shot("report-explorer")
+
+
+def test_explorer_of_two_concurrent_snapshots_switches_between_them(
+    watch: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    run = tmp_path_factory.mktemp("explain-mixed")
+    out = run / "explain.html"
+    args = ["explain", "MCMixedSnapshotsFailure", "-o", str(out), "--root", str(ROOT)]
+    assert main(args) == 0
+    w = watch(out.as_uri() + "#step=5&snapshot=2", run / "screenshots")
+    assert w.text("#rl-lemma0 p:nth-of-type(1)") == (
+        "Snapshot 2: the initial state is state 2, the final state is state 5. "
+        "✗ the shadow network breaks at step 5"
+    )
+    w.shot("mixed-snapshot-2")
+    w.page.locator("input[name=rl-snap]").first.check()
+    assert w.page.evaluate("location.hash") == "#step=5&snapshot=1"
+    assert w.text("#rl-lemma0 p:nth-of-type(1)") == (
+        "Snapshot 1: the initial state is state 0, the final state is state 5. "
+        "✓ the shadow network keeps step to the end"
+    )
+    assert (
+        w.text("#rl-lemma0 .rl-move")
+        == "Step 5: the red skip: p1 is red, so the shadow network skips"
+    )

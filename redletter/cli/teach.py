@@ -288,12 +288,12 @@ def explain_cmd(
 ) -> None:
     """Write the proof explorer: one HTML page stepping through a run with EWD 864's proofs.
 
-    The page shows the space-time diagram with the current step highlighted, each
-    machine white or red per snapshot, every buffer with its red letters in place,
-    what is recorded so far, every invariant, and the shadow networks of Lemma 0 and
-    Lemma 1 executed move by move, Dijkstra's rules named as they fire.  It needs no
-    server and no network: open it from disk.  Default: the worked example of
-    seeds/001 on MCSeed.
+    The page shows the space-time diagram with the current step highlighted,
+    each machine white or red per snapshot, every buffer with its red letters
+    in place, what is recorded so far, every invariant, and the shadow
+    networks of Lemma 0 and Lemma 1 executed move by move, Dijkstra's rules
+    named as they fire.  It needs no server and no network: open it from
+    disk.  Default: the worked example of seeds/001 on MCSeed.
     """
     from redletter.render.explorer import explorer_data, render_explorer
     from redletter.render.proof import prove_run
