@@ -222,6 +222,13 @@ def test_explorer_of_a_must_fail_model_shows_where_it_breaks(
     banner = w.text("#rl-banner")
     assert "Invariant Lemma0 is violated at step 5 (conjunct EndsInSnapshotState)" in banner
     assert "Action property ShadowLemma0 is violated at step 3 (conjunct SkipOtherwise)" in banner
+    assert (
+        "Lemma 0's shadow network breaks (snapshot 1) at step 3: rule (iii d), “a buffer from a "
+        "white machine to a red one holds the record of incoming messages as recorded in reality "
+        "by the red machine, postfixed by the contents of the buffer in reality” — after step 3 "
+        "(p2 receives a message from p1): buffer p1→p2 holds [1] in the shadow, but rule (iii d) "
+        "says []"
+    ) in banner
     w.page.get_by_role("link", name="at step 3").first.click()
     assert w.text("#rl-stepno") == "3 / 5"
     assert "The shadow network breaks: rule (iii d)" in w.text("#rl-lemma0")

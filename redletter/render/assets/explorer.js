@@ -87,7 +87,7 @@
       append(p, [el("strong", null, "Lemma " + w.lemma + "'s shadow network breaks (snapshot " + w.snap + ")"), " ",
         jump(w.verdictStep, "at step " + w.verdictStep),
         ": rule (" + (last ? last.rule : "?") + ")" + (last && last.ruleText ? ", “" + last.ruleText + "”" : "") +
-        " — " + w.verdictWhy]);
+        " — " + (last && last.why ? last.why : w.verdictWhy)]);
       banner.appendChild(p);
     });
   } else {
