@@ -388,7 +388,8 @@ def draw(
     got_ids = {ev.msg_id for ev in events if ev.kind == "receive" and ev.msg_id is not None}
     in_flight_ids = sent_ids - got_ids
     items = _legend_items(snapshots, bool(in_flight_ids))
-    legend_w = max(width_core - 20, 620.0)
+    # rows no wider than a screen, so the legend reads at 100 % zoom without scrolling
+    legend_w = min(max(width_core - 20, 620.0), 1100.0)
     rows: list[list[tuple[str, str, float]]] = [[]]
     used = 0.0
     for glyph, text in items:

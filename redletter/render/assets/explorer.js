@@ -376,6 +376,11 @@
   function showList() {
     var items = list.children;
     for (var i = 0; i < items.length; i++) { items[i].classList.toggle("current", i === cur); }
+    var li = items[cur];
+    if (li && list.scrollHeight > list.clientHeight) {
+      // keep the current step in view inside the list (the page itself does not move)
+      list.scrollTop = Math.max(0, li.offsetTop - list.offsetTop - list.clientHeight / 2);
+    }
   }
 
   function show() {
