@@ -46,7 +46,9 @@ def test_walks_really_have_six_machines_and_three_snapshots() -> None:
     for t in walks:
         cfg = model_of(t)
         assert (len(cfg.procs), len(cfg.snaps)) == (6, 3)
-    started = {(t.name, dict(p)["k"]) for t in walks for a, p in t.steps if a == "StartSnapshot"}
+    started = {
+        (t.name, dict(p)["k"]) for t in walks for a, p in t.steps if a == "StartSnapshot"
+    }
     assert {k for _, k in started} == {1, 2, 3}
 
 
