@@ -15,7 +15,7 @@ RL := $(BIN)/redletter
 MODEL ?=
 
 
-.PHONY: bench test-slow test-long go-node help venv tlc check check-large check-apalache test lint crosscheck clean distclean
+.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc check check-large check-apalache test lint crosscheck clean distclean
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -57,7 +57,26 @@ test: venv tlc ## Run the fast tests (everything not marked slow or long); no te
 	@$(call PYTEST_RUN,-m "not slow and not long" --durations=15)
 
 test-slow: venv tlc go-node ## Run the slow tests CI runs (each guards something no fast test does)
+	@$(MAKE) --no-print-directory browser || echo "note: no Chromium, so the browser tests will be skipped (see make browser)"
 	@$(call PYTEST_RUN,-m "slow and not long" --durations=15)
+
+test-browser: venv tlc ## Run only the browser tests (the explorer and a run report in headless Chromium)
+	@$(MAKE) --no-print-directory browser
+	@$(call PYTEST_RUN,-m browser)
+
+CHROMIUM ?= /usr/bin/chromium
+
+# Debian's chromium package, driven by Playwright's Python package (pinned in
+# requirements.lock) through executable_path: no browser build is ever downloaded.
+browser: ## Install Debian's chromium for the browser tests (apt-get, needs root; never a downloaded browser)
+	@if [ -x "$(CHROMIUM)" ]; then echo "chromium: $$($(CHROMIUM) --version 2>/dev/null)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing Debian's chromium package (apt-get) ..."; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 \
+		|| { apt-get update >/dev/null && apt-get install -y --no-install-recommends chromium >/dev/null; }; \
+		echo "chromium: $$($(CHROMIUM) --version 2>/dev/null)"; \
+	else echo "error: $(CHROMIUM) is missing; install Debian's chromium package (as root: apt-get install chromium), or set CHROMIUM=/path/to/chromium" >&2; exit 3; fi
 
 test-long: venv tlc go-node ## Run the long sweeps CI does not run (every model x every node, long fuzzing and hypothesis runs, big Spark jobs)
 	@$(call PYTEST_RUN,-m long --durations=15)
@@ -65,6 +84,10 @@ test-long: venv tlc go-node ## Run the long sweeps CI does not run (every model 
 lint: venv ## Lint with ruff and type-check with mypy --strict
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+
+docs: venv ## Regenerate the generated docs: docs/errors.md and docs/proofs.md with its pictures
+	$(BIN)/python -m redletter.errors > docs/errors.md
+	$(BIN)/python -m redletter.render.proofs_doc .
 
 crosscheck: venv tlc ## Cross-check the Python model against TLC's graph: make crosscheck MODEL=MCName
 	@if [ -z "$(MODEL)" ]; then echo "error: say which model, e.g. make crosscheck MODEL=MCTokenRing" >&2; exit 5; fi

@@ -6,10 +6,13 @@ Every run writes to its own folder ``store/<timestamp>-<name>/`` (git-ignored):
 - ``journal.ndjson``: the observations of the failing run (or of the last one);
 - ``logs/``: the node processes' stderr logs;
 - ``shrunk.itf.json``: the shrunk failing trace (ITF, action and params per state);
-- ``diagram.svg``: its space-time diagram (sends, receives, recorded states and
-  recorded messages; redletter/render/diagram.py);
-- ``report.html``: the verdict, the divergence in words, the shrunk schedule as a
-  table, the diagram inline, and the replay command.
+- ``diagram.svg``: its space-time diagram, what the node did (sends, receives,
+  recorded states and messages, what each snapshot recorded; redletter/render/diagram.py);
+- ``explain.html`` (a failure): the proof explorer of the same schedule in the model
+  (redletter/render/explorer.py), the step where the node diverges marked;
+- ``report.html``: the verdict, the divergence in words with the properties it
+  breaks, the shrunk schedule with that step marked, the diagram with its column
+  shaded, the replay command and every trace judged (redletter/render/report.py).
 
 The command line prints the summary (verdict, explanation, shrunk schedule and
 ONE command that replays it) from these results.
@@ -22,21 +25,30 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from html import escape
 from pathlib import Path
 
 from redletter.conformance import protocol as p
 from redletter.conformance.judges.drive import JudgeResult
 from redletter.conformance.net import Observation
 from redletter.conformance.shrink import ShrinkResult
-from redletter.conformance.traces import Step, write_trace
+from redletter.conformance.traces import Trace, model_of, replay_states, write_trace
 from redletter.conformance.verdict import Verdict
-from redletter.render.diagram import Event, layout, render_svg
+from redletter.render.diagram import Event, RecordNote, draw, layout
+from redletter.render.explorer import Annotation, explorer_data, render_explorer, step_text
+from redletter.render.proof import prove_run
+from redletter.render.report import (
+    DivergenceView,
+    ReportPage,
+    TraceRow,
+    properties_named,
+    render_report,
+)
 
 __all__ = [
     "RunFolder",
     "diagram_events",
     "new_run_folder",
+    "record_notes",
     "replay_command",
     "show_step",
     "write_report",
@@ -88,11 +100,13 @@ def replay_command(itf: Path, node_cmd: str, *, hosted: bool = False) -> str:
 
 
 def diagram_events(observations: Sequence[Observation]) -> list[Event]:
-    """The diagram events of a run: sends, receives, internal events, recordings."""
+    """The diagram events of a run, as the node showed them: sends, receives, internal
+    events, recordings; each in the column of its step (``Observation.index``)."""
     events: list[Event] = []
     queues: dict[tuple[str, str], list[int]] = {}
     next_id = 0
     for o in observations:
+        at = o.index
         delivered_id: int | None = None
         if o.delivered is not None:
             c = o.params.get("c")
@@ -101,22 +115,63 @@ def diagram_events(observations: Sequence[Observation]) -> list[Event]:
             q = queues.get(ch, [])
             delivered_id = q.pop(0) if q else None
             snap = o.delivered.snapshot if isinstance(o.delivered, p.Marker) else None
-            events.append(Event("receive", o.node, ch, delivered_id, snap))
+            label = "" if snap is not None else str(o.delivered.payload)  # type: ignore[union-attr]
+            events.append(Event("receive", o.node, ch, delivered_id, snap, label, step=at))
         if o.action == "InternalEvent":
-            events.append(Event("internal", o.node, label=f"e{o.params.get('e')}"))
+            events.append(Event("internal", o.node, label=f"e{o.params.get('e')}", step=at))
         for r in o.recorded:
             if isinstance(r, p.RecordState):
-                events.append(Event("record_state", o.node, snapshot=r.snapshot))
+                events.append(Event("record_state", o.node, snapshot=r.snapshot, step=at))
             elif isinstance(r, p.RecordMessage):
-                events.append(Event("record_message", o.node, r.channel, delivered_id, r.snapshot))
+                events.append(
+                    Event("record_message", o.node, r.channel, delivered_id, r.snapshot, step=at)
+                )
         for s in o.sent:
             next_id += 1
             queues.setdefault(s.channel, []).append(next_id)
             if isinstance(s.msg, p.AppMsg):
-                events.append(Event("send", o.node, s.channel, next_id, None, str(s.msg.payload)))
+                label = str(s.msg.payload)
+                events.append(Event("send", o.node, s.channel, next_id, None, label, step=at))
             else:
-                events.append(Event("send", o.node, s.channel, next_id, s.msg.snapshot))
+                events.append(Event("send", o.node, s.channel, next_id, s.msg.snapshot, step=at))
     return events
+
+
+def _show_json(v: object) -> str:
+    if isinstance(v, list):
+        return "{" + ", ".join(_show_json(x) for x in v) + "}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_show_json(x)}" for k, x in sorted(v.items()))
+    return "nothing" if v is None else str(v)
+
+
+def record_notes(observations: Sequence[Observation]) -> list[RecordNote]:
+    """What the node said each snapshot recorded, machine by machine: its state and
+    the messages it recorded per input channel (``open`` until it closed it)."""
+    states: dict[tuple[int, str], str] = {}
+    streams: dict[tuple[int, tuple[str, str]], list[str]] = {}
+    closed: set[tuple[int, tuple[str, str]]] = set()
+    for o in observations:
+        for r in o.recorded:
+            if isinstance(r, p.RecordState):
+                states.setdefault((r.snapshot, o.node), _show_json(r.state))
+            elif isinstance(r, p.RecordMessage):
+                streams.setdefault((r.snapshot, r.channel), []).append(str(r.payload))
+            elif isinstance(r, p.CloseChannel):
+                closed.add((r.snapshot, r.channel))
+    snaps = sorted({k for k, _ in states} | {k for k, _ in streams} | {k for k, _ in closed})
+    machines = list(dict.fromkeys([m for _, m in states] + [c[1] for _, c in streams]))
+    machines += [c[1] for _, c in closed if c[1] not in machines]
+    notes: list[RecordNote] = []
+    for k in snaps:
+        for m in machines:
+            parts = [states.get((k, m), "no state recorded")]
+            chans = sorted({c for kk, c in [*streams, *closed] if kk == k and c[1] == m})
+            for c in chans:
+                stream = "[" + ", ".join(streams.get((k, c), [])) + "]"
+                parts.append(f"{c[0]}→{c[1]}: {stream}" + ("" if (k, c) in closed else " open"))
+            notes.append(RecordNote(k, m, f"snapshot {k}: " + "; ".join(parts)))
+    return notes
 
 
 def _obs_json(o: Observation) -> dict[str, object]:
@@ -151,12 +206,30 @@ def _result_json(r: JudgeResult) -> dict[str, object]:
     }
 
 
-def _steps_table_html(steps: Sequence[Step]) -> str:
-    rows = "".join(
-        f"<tr><td>{i}</td><td>{escape(a)}</td><td>{escape(show_step(a, ps))}</td></tr>"
-        for i, (a, ps) in enumerate(steps, start=1)
+def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, node: str) -> Path:
+    """The proof explorer of ``trace`` in the model, the divergence marked."""
+    cfg = model_of(trace)
+    states = replay_states(cfg, trace.steps)
+    steps = [(a, dict(ps)) for a, ps in trace.steps]
+    pr = prove_run(cfg, states[0], steps)
+    at = divergence_step if divergence_step else len(steps)
+    note = Annotation(
+        at,
+        f"Node {node} parts from the model here" if divergence_step else "After the last step",
+        why,
+        properties_named(why),
     )
-    return f"<table><tr><th>#</th><th>action</th><th>step</th></tr>{rows}</table>"
+    data = explorer_data(
+        pr,
+        title=f"{trace.model}: {trace.name}",
+        subtitle="The model's run of the schedule the node failed on; the node's divergence "
+        "is marked at its step.",
+        command=f"redletter explain --itf {folder.shrunk}",
+        annotations=[note],
+    )
+    path = folder.path / "explain.html"
+    path.write_text(render_explorer(data), encoding="utf-8")
+    return path
 
 
 def write_report(
@@ -167,8 +240,8 @@ def write_report(
     hosted: bool = False,
     shrunk: ShrinkResult | None = None,
 ) -> dict[str, Path]:
-    """Write results.json, journal.ndjson, and for a failure shrunk.itf.json,
-    diagram.svg and report.html; return the paths written."""
+    """Write results.json, journal.ndjson, diagram.svg and report.html, and for a
+    failure shrunk.itf.json and explain.html; return the paths written."""
     out: dict[str, Path] = {}
     verdict = (
         Verdict.FAIL
@@ -177,11 +250,12 @@ def write_report(
         if any(r.verdict == Verdict.UNKNOWN for r in results)
         else Verdict.PASS
     )
+    counts = {v.value: sum(r.verdict == v for r in results) for v in Verdict}
     summary = {
         "verdict": verdict,
         "node": node_cmd,
         "traces": len(results),
-        "counts": {v.value: sum(r.verdict == v for r in results) for v in Verdict},
+        "counts": counts,
         "results": [_result_json(r) for r in results],
     }
     shown = shrunk.result if shrunk is not None else (results[-1] if results else None)
@@ -203,41 +277,62 @@ def write_report(
         for o in shown.observations if shown is not None else ():
             f.write(json.dumps(_obs_json(o), default=str) + "\n")
     out["journal"] = journal
-    svg = ""
+    svg, notes = "", tuple[str, ...]()
     if shown is not None and shown.observations:
         machines = list(dict.fromkeys(o.node for o in shown.observations))
         for o in shown.observations:
             for s in o.sent:
                 machines.extend(x for x in s.channel if x not in machines)
-        diagram = layout(
-            sorted(set(machines)),
-            diagram_events(shown.observations),
-            title=f"{shown.trace.name}: {shown.verdict}",
+        drawing = draw(
+            layout(
+                sorted(set(machines)),
+                diagram_events(shown.observations),
+                title=f"{shown.trace.name}: {shown.verdict}",
+                records=record_notes(shown.observations),
+            )
         )
-        svg = render_svg(diagram)
+        svg, notes = drawing.svg, drawing.warnings
         (folder.path / "diagram.svg").write_text(svg, encoding="utf-8")
         out["diagram"] = folder.path / "diagram.svg"
     replay = replay_command(folder.shrunk, node_cmd, hosted=hosted) if shrunk is not None else ""
-    html = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>redletter conform</title>",
-        "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
-        "td,th{border:1px solid #ccc;padding:2px 8px}table{border-collapse:collapse}"
-        ".fail{color:#c0392b}.pass{color:#1e8449}.unknown{color:#b9770e}</style></head><body>",
-        f"<h1>redletter conform: <span class='{verdict}'>{verdict}</span></h1>",
-        f"<p>node: <code>{escape(node_cmd)}</code>; traces judged: {len(results)} "
-        f"({', '.join(f'{k} {v}' for k, v in summary['counts'].items())})</p>",  # type: ignore[attr-defined]
-    ]
-    if shown is not None and shown.verdict != Verdict.PASS:
-        html.append(f"<h2>Divergence</h2><p>{escape(shown.explanation())}</p>")
-    if shrunk is not None:
-        html.append(
-            f"<h2>Shrunk schedule ({len(shrunk.trace.steps)} steps, from "
-            f"{shrunk.original_steps})</h2>{_steps_table_html(shrunk.trace.steps)}"
+    div = shown.divergence if shown is not None and shown.verdict != Verdict.PASS else None
+    explorer = ""
+    if shrunk is not None and div is not None:
+        out["explorer"] = _explorer(folder, shrunk.trace, div.step, div.describe(), div.node)
+        explorer = out["explorer"].name
+    cfg = model_of(shown.trace) if shown is not None else None
+    steps = (shrunk.trace.steps if shrunk is not None else shown.executed) if shown else ()
+    page = ReportPage(
+        verdict=str(verdict),
+        node=node_cmd,
+        counts=[(k, n) for k, n in counts.items()],
+        trace=shown.trace.name if shown is not None else "",
+        model=shown.trace.model if shown is not None else "",
+        divergence=DivergenceView(
+            div.step, div.node, div.summary, div.model_did, div.node_did, div.why, div.kind
         )
-        html.append(f"<h2>Replay</h2><pre>{escape(replay)}</pre>")
-    if svg:
-        html.append(f"<h2>Space-time diagram</h2>{svg}")
-    html.append("</body></html>")
-    (folder.path / "report.html").write_text("\n".join(html), encoding="utf-8")
+        if div is not None
+        else None,
+        reason=shown.reason
+        if shown is not None and div is None and shown.verdict != "pass"
+        else "",
+        schedule=[
+            (step_text(cfg, a, ps) if cfg is not None else a, show_step(a, ps)) for a, ps in steps
+        ],
+        shrunk_from=shrunk.original_steps if shrunk is not None else None,
+        shrink_runs=shrunk.runs if shrunk is not None else None,
+        replay=replay,
+        svg=svg,
+        diagram_notes=notes,
+        explorer=explorer,
+        journal=[o.describe() for o in shown.observations] if shown is not None else (),
+        traces=[
+            TraceRow(
+                r.trace.name, r.trace.source, len(r.trace.steps), str(r.verdict), r.explanation()
+            )
+            for r in results
+        ],
+    )
+    (folder.path / "report.html").write_text(render_report(page), encoding="utf-8")
     out["html"] = folder.path / "report.html"
     return out

@@ -334,6 +334,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "dump the graph again with the kit's pinned TLC (-dump dot,actionlabels); a"
        " file cut short by a crashed run cannot be read",
        "README.md, section “Cross-check against TLC”"),
+    _E("RL-INPUT-EXPLAIN", _BAD, ("InputError",),
+       "`redletter explain` or `redletter diagram` was not told which run to show, was told"
+       " two, was asked for the worked example of another model than MCSeed, for a trace of"
+       " another model, or for the counterexample of a model that has none",
+       "give one of --itf TRACE, --seed-example (MCSeed) or --counterexample (a model that"
+       " must fail), and the model the run belongs to",
+       "docs/proofs.md"),
     _E("RL-INPUT-GRAPH", _BAD, ("InputError",),
        "a graph directory of the pipeline is missing, unfinished, of another model, or"
        " its graph.json or JSONL files are malformed",

@@ -57,7 +57,8 @@ def test_pass_exits_0(few_traces: Path, tmp_path: Path) -> None:
 def test_fail_exits_1_with_a_replayable_shrunk_trace(few_traces: Path, tmp_path: Path) -> None:
     assert _run(BROKEN, few_traces, tmp_path, "--hosted") == 1
     (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
-    for name in ("results.json", "journal.ndjson", "shrunk.itf.json", "diagram.svg", "report.html"):
+    files = ("results.json", "journal.ndjson", "shrunk.itf.json", "diagram.svg", "report.html")
+    for name in (*files, "explain.html"):
         assert (folder / name).is_file(), name
     results = json.loads((folder / "results.json").read_text())
     assert results["shrunk"]["steps"] == 3

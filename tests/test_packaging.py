@@ -46,6 +46,8 @@ def test_the_wheel_installs_one_import_name_and_ships_the_spec(tmp_path: Path) -
         assert f"redletter/{package}/__init__.py" in names
     assert "redletter/conformance/nodes/go/main.go" in names
     assert "redletter/conformance/adapters/cos418_driver/redletter_driver_test.go.tmpl" in names
+    for asset in ("explorer.html", "explorer.js", "explorer.css", "page.css", "report.html"):
+        assert f"redletter/render/assets/{asset}" in names  # the explorer and report pages
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "redletter = redletter.conformance.pytest_plugin" in text

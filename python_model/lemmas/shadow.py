@@ -15,7 +15,7 @@ only) with the red letters left out.  The shadow's application steps are the spe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from redletter.errors import InputError, InternalError, SpecError
@@ -35,11 +35,16 @@ from redletter.python_model.state import (
 
 __all__ = [
     "Reality",
+    "ShadowMove",
     "ShadowVerdict",
+    "ShadowWalk",
+    "buffer_rule",
+    "machine_rule",
     "reality",
     "shadow_lemma0",
     "shadow_lemma1",
     "shadow_verdicts",
+    "shadow_walk",
 ]
 
 Tagged = tuple[tuple[int, int], ...]
@@ -53,6 +58,53 @@ class ShadowVerdict(Verdict):
 
     step: int | None = None
     acts: tuple[Act, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShadowMove:
+    """One move of a shadow network, as :func:`_run_shadow` computed it (for pictures
+    of the proof: the explorer and docs/proofs.md show these, never a copy).
+
+    ``step`` is the step of reality (1-based: ``states[step - 1] -> states[step]``),
+    or ``t0`` itself for the start (``kind == "start"``).  ``kind`` says which of
+    Dijkstra's correspondences fired: ``"start"``; ``"copy"`` (the shadow performs
+    "exactly the same action": an application action, ``act``); ``"letter"`` (the
+    same receipt of a red letter of this snapshot); ``"same"`` (the same step, which
+    changes nothing in this snapshot's network, e.g. a red letter of another
+    snapshot); ``"skip"`` (the other colour's step: the shadow stutters).  ``sent``
+    lists the buffers the shadow's own red letters went into (Lemma 0, when a white
+    machine turns red).  ``state`` is where the move took the shadow (red letters of
+    this snapshot kept, as ``-k``); ``rules`` the state rules (i)-(iii) define at the
+    same moment (``None`` when a rule cannot be applied).  ``ok`` is false at the
+    move where the shadow and the rules part; ``rule`` then names the rule that is
+    broken (``"iii c"``, ``"ii b"``, ``"correspondence"``, ``"start"``, ``"end"``)
+    and ``why`` says how, in the words of the verdict.
+    """
+
+    step: int
+    kind: str
+    actor: int | None
+    act: Act | None
+    sent: tuple[int, ...]
+    state: GState
+    rules: GState | None
+    ok: bool = True
+    rule: str = ""
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class ShadowWalk:
+    """A shadow network's whole walk along reality, for snapshot index ``k``:
+    ``states[t0]`` is "the initial state", ``states[tf]`` "the final state";
+    ``moves`` start at t0 and stop at tf or at the first move that fails."""
+
+    lemma: int
+    k: int
+    t0: int
+    tf: int
+    moves: tuple[ShadowMove, ...]
+    verdict: ShadowVerdict
 
 
 class _Undefined(Exception):
@@ -372,6 +424,30 @@ def _diff(cfg: ModelConfig, got: GState, want: GState, red: int) -> str:
     return "the states differ"
 
 
+def _diff_rule(cfg: ModelConfig, got: GState, want: GState, red: int) -> str:
+    """The rule :func:`_diff` names ("ii a", "iii c", ...)."""
+    for p, (x, y) in enumerate(zip(got[0], want[0], strict=True)):
+        if x != y:
+            return "ii b" if red >> p & 1 else "ii a"
+    for c, (x2, y2) in enumerate(zip(got[1], want[1], strict=True)):
+        if x2 != y2:
+            return _case(cfg, red, c)
+    return ""
+
+
+def machine_rule(red: int, p: int) -> str:
+    """Rule (ii)'s case for machine index ``p`` under colouring ``red`` (a bitmask):
+    ``"ii a"`` for a white machine, ``"ii b"`` for a red one."""
+    return "ii b" if red >> p & 1 else "ii a"
+
+
+def buffer_rule(cfg: ModelConfig, red: int, c: int) -> str:
+    """Rule (iii)'s case for buffer index ``c`` under colouring ``red``: ``"iii a"``
+    white to white, ``"iii b"`` red to red, ``"iii c"`` red to white, ``"iii d"``
+    white to red."""
+    return _case(cfg, red, c)
+
+
 def _step_text(ev: _Event) -> str:
     shown = ", ".join(f"{k}={v!r}" for k, v in ev.params.items())
     return f"{ev.action}({shown})"
@@ -403,7 +479,15 @@ def _check_histories(cfg: ModelConfig, r: Reality, tl: _Timeline) -> None:
         )
 
 
-def _run_shadow(cfg: ModelConfig, r: Reality, tl: _Timeline, lemma: int) -> ShadowVerdict:
+def _run_shadow(
+    cfg: ModelConfig,
+    r: Reality,
+    tl: _Timeline,
+    lemma: int,
+    on_move: Callable[[ShadowMove], None] | None = None,
+) -> ShadowVerdict:
+    """Run the shadow network of Lemma ``lemma`` along reality; ``on_move`` (if given)
+    sees every move as it is made, the failing one included (:class:`ShadowMove`)."""
     k, letter = tl.k, tl.letter
     white_ids = frozenset(
         ev.recv[1]
@@ -416,15 +500,24 @@ def _run_shadow(cfg: ModelConfig, r: Reality, tl: _Timeline, lemma: int) -> Shad
             return _rules0(cfg, r, tl, t)
         return _rules1(cfg, r, tl, t, white_ids)
 
+    def note(move: ShadowMove) -> None:
+        if on_move is not None:
+            on_move(move)
+
+    empty: GState = ((), ())
     acts: list[Act] = []
     try:
         sh = rules(tl.t0)
     except _Undefined as e:
+        note(ShadowMove(tl.t0, "start", None, None, (), empty, None, False, "start", str(e)))
         return ShadowVerdict(False, f"at the start: {e}", step=tl.t0, acts=())
     start = app_state(r.states[tl.t0]) if lemma == 0 else (tl.star_local, tl.star_buf)
     if _app(sh) != start:
         what = "the initial state" if lemma == 0 else "the snapshot state"
-        return ShadowVerdict(False, f"the shadow does not start in {what}", step=tl.t0)
+        why = f"the shadow does not start in {what}"
+        note(ShadowMove(tl.t0, "start", None, None, (), sh, sh, False, "start", why))
+        return ShadowVerdict(False, why, step=tl.t0)
+    note(ShadowMove(tl.t0, "start", None, None, (), sh, sh))
     for t in range(tl.t0, tl.tf):
         ev = r.events[t]
         red = r.states[t].red[k]
@@ -435,57 +528,82 @@ def _run_shadow(cfg: ModelConfig, r: Reality, tl: _Timeline, lemma: int) -> Shad
         # does so": colours are read from reality).
         takes = bool(red >> ev.actor & 1) == (lemma == 1)
         nxt: GState | None = sh
+        kind = "same" if takes else "skip"
+        sent: list[int] = []
         if takes:
             if ev.act is not None:
+                kind = "copy"
                 try:
                     enabled = act_enabled(cfg, sh, ev.act)
                 except SpecError as e:
+                    note(
+                        ShadowMove(
+                            t + 1, kind, ev.actor, ev.act, (), sh, None, False,
+                            "correspondence", e.message,
+                        )
+                    )  # fmt: skip
                     return ShadowVerdict(False, e.message, step=t + 1, acts=tuple(acts))
                 if not enabled:
-                    return ShadowVerdict(
-                        False,
-                        f"step {t + 1} {_step_text(ev)}: the shadow cannot take it",
-                        step=t + 1,
-                        acts=tuple(acts),
-                    )
+                    why = f"step {t + 1} {_step_text(ev)}: the shadow cannot take it"
+                    note(
+                        ShadowMove(
+                            t + 1, kind, ev.actor, ev.act, (), sh, None, False,
+                            "correspondence", why,
+                        )
+                    )  # fmt: skip
+                    return ShadowVerdict(False, why, step=t + 1, acts=tuple(acts))
                 nxt = act_result(cfg, sh, ev.act)
                 acts.append(ev.act)
             elif ev.recv is not None and ev.recv[2] == letter:
+                kind = "letter"
                 nxt = _pop_letter(sh, ev.recv[0], letter)
                 if nxt is None:
-                    return ShadowVerdict(
-                        False,
+                    why = (
                         f"step {t + 1} {_step_text(ev)}: the shadow buffer does not "
-                        "start with the red letter",
-                        step=t + 1,
-                        acts=tuple(acts),
+                        "start with the red letter"
                     )
+                    note(
+                        ShadowMove(
+                            t + 1, kind, ev.actor, None, (), sh, None, False,
+                            "correspondence", why,
+                        )
+                    )  # fmt: skip
+                    return ShadowVerdict(False, why, step=t + 1, acts=tuple(acts))
             if lemma == 0:
                 # a white machine turning red sends the red letters reality sends
                 for c, _, v in ev.letters:
                     if v == letter:
                         assert nxt is not None
                         nxt = (nxt[0], (*nxt[1][:c], (*nxt[1][c], v), *nxt[1][c + 1 :]))
+                        sent.append(c)
+                if sent and kind == "same":
+                    kind = "letter"
         assert nxt is not None
         try:
             want = rules(t + 1)
         except _Undefined as e:
-            return ShadowVerdict(
-                False, f"after step {t + 1} {_step_text(ev)}: {e}", step=t + 1, acts=tuple(acts)
+            why = f"after step {t + 1} {_step_text(ev)}: {e}"
+            rule = str(e).split("rule (", 1)[-1].split(")", 1)[0] if "rule (" in str(e) else ""
+            note(
+                ShadowMove(t + 1, kind, ev.actor, ev.act, tuple(sent), nxt, None, False, rule, why)
             )
+            return ShadowVerdict(False, why, step=t + 1, acts=tuple(acts))
         if nxt != want:
             red2 = r.states[t + 1].red[k]
-            return ShadowVerdict(
-                False,
-                f"after step {t + 1} {_step_text(ev)}: {_diff(cfg, nxt, want, red2)}",
-                step=t + 1,
-                acts=tuple(acts),
+            why = f"after step {t + 1} {_step_text(ev)}: {_diff(cfg, nxt, want, red2)}"
+            rule = _diff_rule(cfg, nxt, want, red2)
+            note(
+                ShadowMove(t + 1, kind, ev.actor, ev.act, tuple(sent), nxt, want, False, rule, why)
             )
+            return ShadowVerdict(False, why, step=t + 1, acts=tuple(acts))
+        note(ShadowMove(t + 1, kind, ev.actor, ev.act, tuple(sent), nxt, want))
         sh = nxt
     end = (tl.star_local, tl.star_buf) if lemma == 0 else app_state(r.states[tl.tf])
     if _app(sh) != end:
         what = "the snapshot state" if lemma == 0 else "the final state"
-        return ShadowVerdict(False, f"the shadow does not end in {what}", step=tl.tf)
+        why = f"the shadow does not end in {what}"
+        note(ShadowMove(tl.tf, "end", None, None, (), sh, None, False, "end", why))
+        return ShadowVerdict(False, why, step=tl.tf)
     return ShadowVerdict(True, "", acts=tuple(acts))
 
 
@@ -527,3 +645,15 @@ def shadow_verdicts(cfg: ModelConfig, r: Reality, k: int) -> tuple[ShadowVerdict
     tl = _timeline(cfg, r, k)
     _check_histories(cfg, r, tl)
     return _run_shadow(cfg, r, tl, 0), _run_shadow(cfg, r, tl, 1)
+
+
+def shadow_walk(cfg: ModelConfig, r: Reality, k: int, lemma: int) -> ShadowWalk:
+    """The shadow network of Lemma ``lemma`` (0 or 1) for snapshot index ``k`` along
+    reality ``r``, move by move: the very run :func:`shadow_verdicts` judges (the
+    history variables are checked against the trace first).  Raises
+    :class:`InputError` when snapshot ``k`` does not start and complete in ``r``."""
+    tl = _timeline(cfg, r, k)
+    _check_histories(cfg, r, tl)
+    moves: list[ShadowMove] = []
+    verdict = _run_shadow(cfg, r, tl, lemma, moves.append)
+    return ShadowWalk(lemma, k, tl.t0, tl.tf, tuple(moves), verdict)

@@ -2,13 +2,33 @@
 
 A diagram is drawn from the run's *observable events* (the same events the
 conformance harness sees): one horizontal line per machine, time flowing to the
-right, a dot per event, an arrow per message (application messages solid,
-red letters dashed and red), recorded local states circled and joined by the
-snapshot's cut line, and the messages recorded in a buffer's stream
-highlighted.  The output is a self-contained SVG written by hand: it needs no
-browser, no font files and no plotting library, and it stays small for the
-few hundred events a counterexample has (a plotting library would add a heavy
-dependency for what is a handful of lines and circles).
+right, one column per atomic step, a dot per event and an arrow per message.
+What a reader of EWD 864 needs to see is drawn so that colour is never the only
+cue (the palette is Okabe and Ito's, safe for the common colour blindnesses):
+
+- application messages solid black; red letters dashed vermillion, one dash
+  pattern per snapshot; a message still in flight when the run ends is drawn to
+  the right edge and ends in an open arrowhead, labelled *in flight*;
+- each snapshot has its own colour, dash pattern and marker shape: the marker
+  where a machine records its state, the thick arrow of every message recorded
+  in a buffer's stream, and **the cut**, a line through the recorded events from
+  the top lane to the bottom one;
+- beside each machine's line, what each snapshot recorded there: the machine's
+  state and the stream of each of its input buffers (the machine that records a
+  buffer is the buffer's receiver);
+- a legend laid out in as many rows as the drawing's width needs.
+
+Long runs scale: the step width and lane height shrink with the number of
+columns and machines down to a floor that stays readable at 100 % zoom (labels
+are dropped first, and the drawing says so); past that the drawing says, in
+:attr:`Drawing.warnings` and in the picture, that it will not be legible.
+
+The output is a self-contained SVG written by hand: it needs no browser, no font
+files and no plotting library (a plotting library would add a heavy dependency
+for what is lines, arrows and text whose every pixel the golden test pins).
+Every element of an event carries ``data-step`` (the step it happens in; a
+message also ``data-send``), so the proof explorer can highlight the current
+step and fade the future without a second renderer.
 """
 
 from __future__ import annotations
@@ -16,13 +36,60 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
+from itertools import pairwise
 
 from redletter.errors import InputError
+
+__all__ = [
+    "EVENT_KINDS",
+    "Diagram",
+    "Drawing",
+    "Event",
+    "RecordNote",
+    "SnapshotStyle",
+    "draw",
+    "layout",
+    "render_svg",
+    "snapshot_style",
+]
 
 #: The kinds of event a diagram understands.
 EVENT_KINDS = ("send", "receive", "internal", "record_state", "record_message")
 
-_CUT_COLOURS = ("#c0392b", "#2471a3", "#7d3c98", "#117a65", "#b9770e")
+INK = "#1a1a1a"  #: text and application messages
+VERMILLION = "#D55E00"  #: red letters (Okabe-Ito vermillion)
+GREY = "#6b6b6b"  #: machine lines, notes
+
+#: Average advance of a character of the 12 px sans-serif the SVG asks for, with
+#: DejaVu Sans (the widest common fallback) as the bound: text is measured with it
+#: so that nothing is cut off.
+CHAR_PX = 7.4
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotStyle:
+    """How snapshot ``k`` is drawn: colour, dash pattern of its cut and of its red
+    letters, and the marker shape of its recorded events."""
+
+    colour: str
+    dash: str  #: the cut's stroke-dasharray
+    letter_dash: str  #: the red letters' stroke-dasharray
+    shape: str  #: "circle", "square", "diamond" or "triangle"
+    shape_name: str  #: the shape in words, for legends and screen readers
+
+
+_STYLES = (
+    SnapshotStyle("#0072B2", "7,4", "6,4", "circle", "circle"),
+    SnapshotStyle("#CC79A7", "2,3", "2,3", "square", "square"),
+    SnapshotStyle("#009E73", "10,3,2,3", "10,3,2,3", "diamond", "diamond"),
+    SnapshotStyle("#E69F00", "1,3", "12,3", "triangle", "triangle"),
+    SnapshotStyle("#56B4E9", "4,2,1,2", "4,2,1,2", "circle", "circle"),
+)
+
+
+def snapshot_style(k: int) -> SnapshotStyle:
+    """The style of snapshot id ``k`` (ids start at 1; styles repeat after five)."""
+    return _STYLES[(k - 1) % len(_STYLES)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +123,16 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordNote:
+    """What snapshot ``snapshot`` recorded at ``machine``: ``text`` is written beside
+    the machine's line (its recorded state, then its input buffers' streams)."""
+
+    snapshot: int
+    machine: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Diagram:
     """The laid-out diagram: machines top to bottom, events left to right."""
 
@@ -63,9 +140,17 @@ class Diagram:
     events: tuple[Event, ...]
     title: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    records: tuple[RecordNote, ...] = field(default_factory=tuple)
 
 
-def layout(machines: Sequence[str], events: Sequence[Event], *, title: str = "") -> Diagram:
+def layout(
+    machines: Sequence[str],
+    events: Sequence[Event],
+    *,
+    title: str = "",
+    records: Sequence[RecordNote] = (),
+    notes: Sequence[str] = (),
+) -> Diagram:
     """Check that every event names a known machine and every receive a sent message."""
     known = set(machines)
     sent: set[int] = set()
@@ -83,97 +168,524 @@ def layout(machines: Sequence[str], events: Sequence[Event], *, title: str = "")
                 f"event {n} receives message {ev.msg_id}, which no earlier event sent",
                 code="RL-INPUT-DIAGRAM",
             )
-    return Diagram(tuple(machines), tuple(events), title)
+    for r in records:
+        if r.machine not in known:
+            raise InputError(
+                f"a recording of snapshot {r.snapshot} is noted at unknown machine "
+                f"{r.machine!r}; the machines are {', '.join(machines)}",
+                code="RL-INPUT-DIAGRAM",
+            )
+    return Diagram(tuple(machines), tuple(events), title, tuple(notes), tuple(records))
 
 
-def render_svg(diagram: Diagram, *, step_width: int = 46, lane_height: int = 80) -> str:
-    """Render ``diagram`` as a standalone SVG document (a string)."""
-    left, top = 70, 50 if diagram.title else 30
-    lanes = {m: top + i * lane_height for i, m in enumerate(diagram.machines)}
+# --------------------------------------------------------------------------- geometry
+
+MAX_STEP_W = 46  #: column width of a short run
+MIN_STEP_W = 8  #: the narrowest column that still separates two events by eye
+MAX_LANE_H = 72
+MIN_LANE_H = 22  #: two lines of 12 px text apart
+PLOT_BUDGET_W = 1600  #: columns shrink to fit this width before the floor
+PLOT_BUDGET_H = 900
+#: Beyond these the drawing is no longer legible at 100 % zoom or in print.
+LEGIBLE_W = 16000
+LEGIBLE_H = 4000
+RECORD_MAX_CHARS = 70
+
+
+def _text_w(text: str, size: float = 12) -> float:
+    return len(text) * CHAR_PX * size / 12
+
+
+def _f(x: float) -> str:
+    """A coordinate: at most one decimal, no trailing zeros."""
+    r = round(x, 1)
+    return str(int(r)) if r == int(r) else f"{r}"
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """A rendered diagram: the SVG text, its size, and what the renderer had to give
+    up (``warnings``: e.g. labels dropped, or a run too long to be legible)."""
+
+    svg: str
+    width: int
+    height: int
+    step_width: float
+    lane_height: float
+    labels: bool
+    warnings: tuple[str, ...]
+
+    @property
+    def legible(self) -> bool:
+        """Readable at 100 % zoom (every mark at least the floor size, the whole
+        drawing within :data:`LEGIBLE_W` x :data:`LEGIBLE_H`)."""
+        return self.width <= LEGIBLE_W and self.height <= LEGIBLE_H
+
+
+def _columns(events: Sequence[Event]) -> tuple[list[int], int]:
     columns: list[int] = []
     col, last_step = -1, object()
-    for ev in diagram.events:
+    for ev in events:
         if ev.step is None or ev.step != last_step:
             col += 1
         last_step = ev.step if ev.step is not None else object()
         columns.append(col)
-    width = left + step_width * (col + 2) + 20
-    height = top + lane_height * max(len(diagram.machines) - 1, 0) + 80
+    return columns, col + 1
+
+
+def _shape(shape: str, x: float, y: float, r: float, colour: str, attrs: str) -> str:
+    common = f'fill="white" fill-opacity="0.6" stroke="{colour}" stroke-width="2.5"{attrs}'
+    if shape == "circle":
+        return f'<circle cx="{_f(x)}" cy="{_f(y)}" r="{_f(r)}" {common}/>'
+    if shape == "square":
+        s = r * 0.9
+        return (
+            f'<rect x="{_f(x - s)}" y="{_f(y - s)}" width="{_f(2 * s)}" height="{_f(2 * s)}" '
+            f"{common}/>"
+        )
+    if shape == "diamond":
+        pts = f"{_f(x)},{_f(y - r * 1.2)} {_f(x + r * 1.2)},{_f(y)} {_f(x)},{_f(y + r * 1.2)} "
+        pts += f"{_f(x - r * 1.2)},{_f(y)}"
+        return f'<polygon points="{pts}" {common}/>'
+    pts = f"{_f(x)},{_f(y - r * 1.2)} {_f(x + r * 1.1)},{_f(y + r * 0.8)} "
+    pts += f"{_f(x - r * 1.1)},{_f(y + r * 0.8)}"
+    return f'<polygon points="{pts}" {common}/>'
+
+
+def _legend_items(snapshots: Sequence[int], in_flight: bool) -> list[tuple[str, str]]:
+    """(glyph SVG at origin, text) per legend entry; glyphs are 24 px wide."""
+    items: list[tuple[str, str]] = [
+        (
+            f'<line x1="0" y1="0" x2="22" y2="0" stroke="{INK}" stroke-width="1.4" '
+            'marker-end="url(#rl-arrow)"/>',
+            "application message",
+        ),
+        (f'<circle cx="11" cy="0" r="3.5" fill="{INK}"/>', "event (send, receive, internal)"),
+    ]
+    many = len(snapshots) > 1
+    for k in snapshots:
+        st = snapshot_style(k)
+        items.append(
+            (
+                f'<line x1="0" y1="0" x2="22" y2="0" stroke="{VERMILLION}" stroke-width="1.6" '
+                f'stroke-dasharray="{st.letter_dash}" marker-end="url(#rl-redarrow)"/>',
+                f"red letter (marker) of snapshot {k}" if many else "red letter (marker)",
+            )
+        )
+    for k in snapshots:
+        st = snapshot_style(k)
+        who = f" of snapshot {k}" if many else ""
+        items.append(
+            (
+                _shape(st.shape, 11, 0, 6, st.colour, ""),
+                f"a machine records its state{who} ({st.shape_name})",
+            )
+        )
+        items.append(
+            (
+                f'<line x1="0" y1="0" x2="22" y2="0" stroke="{st.colour}" stroke-width="3.2" '
+                f'marker-end="url(#rl-arrow-{k})"/>',
+                f"message recorded in a buffer's stream{who}",
+            )
+        )
+        items.append(
+            (
+                f'<line x1="11" y1="-8" x2="11" y2="8" stroke="{st.colour}" stroke-width="2" '
+                f'stroke-dasharray="{st.dash}"/>',
+                f"the cut{who}",
+            )
+        )
+    if in_flight:
+        items.append(
+            (
+                f'<line x1="0" y1="0" x2="22" y2="0" stroke="{INK}" stroke-width="1.4" '
+                'marker-end="url(#rl-open)"/>',
+                "in flight when the run ends (open arrowhead)",
+            )
+        )
+    return items
+
+
+def _markers(snapshots: Sequence[int]) -> str:
+    def solid(name: str, colour: str) -> str:
+        return (
+            f'<marker id="{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" '
+            f'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+            f'<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>'
+        )
+
+    out = [solid("rl-arrow", INK), solid("rl-redarrow", VERMILLION)]
+    out.append(
+        '<marker id="rl-open" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="11" '
+        'markerHeight="11" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" '
+        f'fill="white" stroke="{INK}" stroke-width="1.5"/></marker>'
+    )
+    out.append(
+        '<marker id="rl-redopen" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="11" '
+        'markerHeight="11" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+        '<path d="M0,0 L10,5 L0,10 z" '
+        f'fill="white" stroke="{VERMILLION}" stroke-width="1.5"/></marker>'
+    )
+    out.extend(solid(f"rl-arrow-{k}", snapshot_style(k).colour) for k in snapshots)
+    return "<defs>" + "".join(out) + "</defs>"
+
+
+def draw(
+    diagram: Diagram,
+    *,
+    step_width: float | None = None,
+    lane_height: float | None = None,
+) -> Drawing:
+    """Lay out and render ``diagram`` (sizes chosen from its length unless given)."""
+    machines = diagram.machines
+    events = diagram.events
+    columns, ncol = _columns(events)
+    n = max(len(machines), 1)
+    warnings: list[str] = []
+
+    snapshots = sorted(
+        {ev.snapshot for ev in events if ev.snapshot is not None}
+        | {r.snapshot for r in diagram.records}
+    )
+    records_at: dict[str, list[RecordNote]] = {}
+    for r in diagram.records:
+        records_at.setdefault(r.machine, []).append(r)
+    rec_lines = max((len(v) for v in records_at.values()), default=0)
+
+    # ---- sizes
+    w = step_width if step_width is not None else MAX_STEP_W
+    if step_width is None and ncol > 0:
+        w = max(MIN_STEP_W, min(MAX_STEP_W, PLOT_BUDGET_W / (ncol + 1)))
+    h = lane_height if lane_height is not None else MAX_LANE_H
+    if lane_height is None:
+        h = max(MIN_LANE_H, min(MAX_LANE_H, PLOT_BUDGET_H / n))
+        h = max(h, 15.0 * rec_lines + 12) if rec_lines else h
+    longest_label = max((len(ev.label) for ev in events), default=0)
+    labels = longest_label == 0 or w >= _text_w("M" * min(longest_label, 3)) + 4
+    if not labels:
+        warnings.append(
+            f"event labels omitted: {ncol} steps leave {_f(w)} px per step "
+            "(each event's label is in the step list)"
+        )
+    name_w = max((_text_w(m, 13) for m in machines), default=20) + 26
+    x0 = name_w
+    in_flight_extra = w + 30
+    x_end = x0 + w * (ncol + 1) + in_flight_extra
+    rec_texts = {
+        m: [
+            (r, r.text if len(r.text) <= RECORD_MAX_CHARS else r.text[: RECORD_MAX_CHARS - 1] + "…")
+            for r in notes
+        ]
+        for m, notes in records_at.items()
+    }
+    rec_w = max((_text_w(t) for v in rec_texts.values() for _, t in v), default=0.0)
+    rec_x = x_end + 18
+    width_core = rec_x + (rec_w + 30 if rec_w else 0) + 10
+
+    # ---- the legend, in rows that fit the width
+    sent_ids = {ev.msg_id for ev in events if ev.kind == "send" and ev.msg_id is not None}
+    got_ids = {ev.msg_id for ev in events if ev.kind == "receive" and ev.msg_id is not None}
+    in_flight_ids = sent_ids - got_ids
+    items = _legend_items(snapshots, bool(in_flight_ids))
+    # rows no wider than a screen, so the legend reads at 100 % zoom without scrolling
+    legend_w = min(max(width_core - 20, 620.0), 1100.0)
+    rows: list[list[tuple[str, str, float]]] = [[]]
+    used = 0.0
+    for glyph, text in items:
+        item_w = 30 + _text_w(text) + 22
+        if rows[-1] and used + item_w > legend_w:
+            rows.append([])
+            used = 0.0
+        rows[-1].append((glyph, text, used))
+        used += item_w
+    legend_right = max((x + 30 + _text_w(t) for row in rows for _, t, x in row), default=0.0)
+    width = int(max(width_core, legend_right + 30))
+
+    title_h = 28 if diagram.title else 8
+    legend_top = title_h + 8
+    legend_h = 20 * len(rows)
+    label_rows = len(snapshots) + (1 if records_at else 0)
+    top = legend_top + legend_h + 14 + 17 * label_rows + h * 0.45
+    lanes = {m: top + i * h for i, m in enumerate(machines)}
+    bottom_lane = top + h * (n - 1)
+    notes_lines = [*diagram.notes, *warnings]
+    height_est = bottom_lane + 40 + 18 * len(notes_lines)
+    if width > LEGIBLE_W or height_est > LEGIBLE_H:
+        warnings.append(
+            f"not legible at 100 % zoom or in print: {len(events)} events in {ncol} steps on "
+            f"{len(machines)} machines need {width} x {int(height_est)} px "
+            f"(more than {LEGIBLE_W} x {LEGIBLE_H}); draw a shorter run or fewer machines"
+        )
+        notes_lines = [*diagram.notes, *warnings]
+    height = int(bottom_lane + 40 + 18 * len(notes_lines))
+
+    # ---- SVG
+    desc = (
+        f"Space-time diagram: {len(machines)} machines ({', '.join(machines[:12])}"
+        f"{', ...' if len(machines) > 12 else ''}), {ncol} steps, "
+        f"{len(snapshots)} snapshot{'s' if len(snapshots) != 1 else ''}."
+    )
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-        "<defs>"
-        '<marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#222"/></marker>'
-        '<marker id="redarrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#c0392b"/></marker>'
-        "</defs>",
+        f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Liberation Sans, Arial, '
+        f'sans-serif" font-size="12" role="img" aria-labelledby="rl-title rl-desc" '
+        f'data-steps="{ncol}">',
+        f'<title id="rl-title">{escape(diagram.title or "space-time diagram")}</title>',
+        f'<desc id="rl-desc">{escape(desc)}</desc>',
+        _markers(snapshots),
         f'<rect width="{width}" height="{height}" fill="white"/>',
     ]
     if diagram.title:
-        out.append(f'<text x="{left}" y="22" font-size="14">{escape(diagram.title)}</text>')
-    for m, y in lanes.items():
-        out.append(f'<text x="10" y="{y + 4}" font-weight="bold">{escape(m)}</text>')
         out.append(
-            f'<line x1="{left}" y1="{y}" x2="{width - 20}" y2="{y}" stroke="#888" '
+            f'<text x="10" y="20" font-size="14" font-weight="bold" fill="{INK}">'
+            f"{escape(diagram.title)}</text>"
+        )
+    out.append('<g class="rl-legend">')
+    for r_i, row in enumerate(rows):
+        ly = legend_top + 20 * r_i + 10.0
+        for glyph, text, x in row:
+            out.append(f'<g transform="translate({_f(10 + x)},{_f(ly)})">{glyph}</g>')
+            out.append(
+                f'<text x="{_f(10 + x + 30)}" y="{_f(ly + 4)}" fill="{INK}">{escape(text)}</text>'
+            )
+    out.append("</g>")
+
+    def col_x(c: int) -> float:
+        return x0 + w * (c + 1)
+
+    # column bands (invisible; the explorer highlights the current step's)
+    steps_of_col: dict[int, int] = {}
+    for ev, c in zip(events, columns, strict=True):
+        if ev.step is not None:
+            steps_of_col.setdefault(c, ev.step)
+    out.append('<g class="rl-cols">')
+    for c in range(ncol):
+        step = steps_of_col.get(c, c)
+        out.append(
+            f'<rect class="rl-col" data-step="{step}" x="{_f(col_x(c) - w / 2)}" '
+            f'y="{_f(top - h / 2)}" width="{_f(w)}" height="{_f(h * n)}" fill="none"/>'
+        )
+    out.append("</g>")
+
+    for m, y in lanes.items():
+        out.append(
+            f'<text x="10" y="{_f(y + 4)}" font-size="13" font-weight="bold" fill="{INK}">'
+            f"{escape(m)}</text>"
+        )
+        out.append(
+            f'<line x1="{_f(x0)}" y1="{_f(y)}" x2="{_f(x_end)}" y2="{_f(y)}" stroke="{GREY}" '
             'stroke-width="1.5"/>'
         )
 
-    sends: dict[int, tuple[float, float, Event]] = {}
-    recorded_msgs: set[tuple[int, int]] = set()  # (msg_id, snapshot)
-    for ev in diagram.events:
+    def step_of(i: int) -> int:
+        ev = events[i]
+        return ev.step if ev.step is not None else columns[i]
+
+    # ---- messages
+    recorded_by: dict[int, int] = {}  # msg_id -> snapshot that recorded it
+    for ev in events:
         if ev.kind == "record_message" and ev.msg_id is not None and ev.snapshot is not None:
-            recorded_msgs.add((ev.msg_id, ev.snapshot))
-    cuts: dict[int, list[tuple[float, float]]] = {}
-
-    for n, ev in enumerate(diagram.events):
-        x = left + step_width * (columns[n] + 1)
-        y = lanes[ev.machine]
+            recorded_by.setdefault(ev.msg_id, ev.snapshot)
+    sends: dict[int, tuple[float, float, Event, int]] = {}
+    r_dot = 4.0 if w >= 14 else 2.8
+    out.append('<g class="rl-msgs">')
+    for i, ev in enumerate(events):
         if ev.kind == "send" and ev.msg_id is not None:
-            sends[ev.msg_id] = (x, y, ev)
+            sends[ev.msg_id] = (col_x(columns[i]), lanes[ev.machine], ev, step_of(i))
         elif ev.kind == "receive" and ev.msg_id is not None and ev.msg_id in sends:
-            sx, sy, sev = sends[ev.msg_id]
-            is_red = sev.snapshot is not None
-            recorded = any(mid == ev.msg_id for mid, _ in recorded_msgs)
-            colour = "#c0392b" if is_red else ("#1e8449" if recorded else "#222")
-            dash = ' stroke-dasharray="5,4"' if is_red else ""
-            width_attr = "2.5" if recorded else "1.3"
-            marker = "redarrow" if is_red else "arrow"
-            out.append(
-                f'<line x1="{sx}" y1="{sy}" x2="{x}" y2="{y}" stroke="{colour}" '
-                f'stroke-width="{width_attr}"{dash} marker-end="url(#{marker})"/>'
-            )
-        if ev.kind == "record_state" and ev.snapshot is not None:
-            colour = _CUT_COLOURS[(ev.snapshot - 1) % len(_CUT_COLOURS)]
-            out.append(
-                f'<circle cx="{x}" cy="{y}" r="9" fill="none" stroke="{colour}" '
-                'stroke-width="2"/>'
-            )
-            cuts.setdefault(ev.snapshot, []).append((x, y))
-        elif ev.kind in ("receive", "internal") or (ev.kind == "send" and ev.snapshot is None):
-            fill = "#c0392b" if ev.snapshot is not None else "#222"
-            out.append(f'<circle cx="{x}" cy="{y}" r="4" fill="{fill}"/>')
-        if ev.label:
-            out.append(
-                f'<text x="{x}" y="{y - 12}" text-anchor="middle">{escape(ev.label)}</text>'
-            )
+            sx, sy, sev, sstep = sends[ev.msg_id]
+            x, y = col_x(columns[i]), lanes[ev.machine]
+            out.append(_message(sev, ev.msg_id, sx, sy, x, y, sstep, step_of(i), recorded_by))
+    # Messages in flight end half-way to the receiver's line, at the right edge; those
+    # between the same two lines are spread 15 px apart (oldest first) so none hides
+    # another.
+    gaps: dict[tuple[float, float], list[int]] = {}
+    for mid in sorted(in_flight_ids):
+        sx, sy, sev, _ = sends[mid]
+        assert sev.channel is not None
+        ty = lanes.get(sev.channel[1], sy)
+        gaps.setdefault((min(sy, ty), max(sy, ty)), []).append(mid)
+    end_y: dict[int, float] = {}
+    for (lo, hi), mids in gaps.items():
+        for i, mid in enumerate(mids):
+            end_y[mid] = (lo + hi) / 2 + (i - (len(mids) - 1) / 2) * 15
+    for mid in sorted(in_flight_ids):
+        sx, sy, sev, sstep = sends[mid]
+        assert sev.channel is not None
+        tx, ty = x_end - 4, end_y[mid]
+        colour = VERMILLION if sev.snapshot is not None else INK
+        dash = (
+            f' stroke-dasharray="{snapshot_style(sev.snapshot).letter_dash}"'
+            if sev.snapshot is not None
+            else ""
+        )
+        marker = "rl-redopen" if sev.snapshot is not None else "rl-open"
+        out.append(
+            f'<line class="rl-msg rl-inflight" data-send="{sstep}" data-step="{sstep}" '
+            f'x1="{_f(sx)}" y1="{_f(sy)}" x2="{_f(tx)}" y2="{_f(ty)}" stroke="{colour}" '
+            f'stroke-width="1.5"{dash} marker-end="url(#{marker})"/>'
+        )
+        what = f"red letter {sev.snapshot}" if sev.snapshot is not None else (sev.label or "msg")
+        out.append(
+            f'<text class="rl-inflight-label" data-step="{sstep}" x="{_f(tx - 4)}" '
+            f'y="{_f(ty - 6)}" text-anchor="end" font-style="italic" fill="{colour}">'
+            f"{escape(what)} in flight → {escape(sev.channel[1])}</text>"
+        )
+    out.append("</g>")
 
+    # ---- events
+    cuts: dict[int, list[tuple[float, float, int]]] = {}
+    out.append('<g class="rl-events">')
+    for i, ev in enumerate(events):
+        x, y, s = col_x(columns[i]), lanes[ev.machine], step_of(i)
+        if ev.kind == "record_state" and ev.snapshot is not None:
+            st = snapshot_style(ev.snapshot)
+            out.append(
+                _shape(
+                    st.shape,
+                    x,
+                    y,
+                    8.5 if w >= 14 else 5,
+                    st.colour,
+                    f' class="rl-rec" data-step="{s}" data-snapshot="{ev.snapshot}"',
+                )
+            )
+            cuts.setdefault(ev.snapshot, []).append((x, y, s))
+        elif ev.kind == "record_message" and ev.snapshot is not None:
+            st = snapshot_style(ev.snapshot)
+            out.append(
+                _shape(
+                    st.shape,
+                    x,
+                    y,
+                    4.5 if w >= 14 else 3,
+                    st.colour,
+                    f' class="rl-recmsg" data-step="{s}" data-snapshot="{ev.snapshot}"',
+                )
+            )
+        elif ev.kind == "receive" and ev.snapshot is not None:
+            out.append(
+                f'<circle class="rl-ev" data-step="{s}" cx="{_f(x)}" cy="{_f(y)}" '
+                f'r="{_f(r_dot * 0.75)}" fill="{VERMILLION}"/>'
+            )
+        elif ev.kind in ("receive", "internal") or (ev.kind == "send" and ev.snapshot is None):
+            out.append(
+                f'<circle class="rl-ev" data-step="{s}" cx="{_f(x)}" cy="{_f(y)}" '
+                f'r="{_f(r_dot)}" fill="{INK}"/>'
+            )
+        if ev.label and labels:
+            out.append(
+                f'<text class="rl-label" data-step="{s}" x="{_f(x)}" y="{_f(y - 11)}" '
+                f'text-anchor="middle" fill="{INK}">{escape(ev.label)}</text>'
+            )
+    out.append("</g>")
+
+    # ---- cuts: a line through each snapshot's recorded events
+    out.append('<g class="rl-cuts">')
+    label_y0 = top - h * 0.45 - 6
     for k, points in sorted(cuts.items()):
-        colour = _CUT_COLOURS[(k - 1) % len(_CUT_COLOURS)]
+        st = snapshot_style(k)
         ordered = sorted(points, key=lambda p: p[1])
-        path = " ".join(f"{px},{py}" for px, py in ordered)
+        last_step = max(p[2] for p in ordered)
+        first, last = ordered[0], ordered[-1]
+        # A curve that crosses every machine's line upright at the recorded event, so
+        # that it reads as a cut and not as one more message.
+        d = [f"M{_f(first[0])},{_f(top - h * 0.45)} L{_f(first[0])},{_f(first[1])}"]
+        for (ax, ay, _sa), (bx, by, _sb) in pairwise(ordered):
+            half = (by - ay) / 2
+            d.append(f"C{_f(ax)},{_f(ay + half)} {_f(bx)},{_f(by - half)} {_f(bx)},{_f(by)}")
+        d.append(f"L{_f(last[0])},{_f(bottom_lane + h * 0.45)}")
+        missing = [m for m in machines if m not in {_lane_of(lanes, py) for _, py, _ in points}]
         out.append(
-            f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5" '
-            'stroke-dasharray="2,3"/>'
+            f'<path class="rl-cut" data-step="{last_step}" data-snapshot="{k}" '
+            f'd="{" ".join(d)}" fill="none" stroke="{st.colour}" stroke-width="2.2" '
+            f'stroke-dasharray="{st.dash}"/>'
         )
-        lx, ly = ordered[-1]
+        label = f"cut of snapshot {k}"
+        if missing:
+            label += " (not recorded: " + ", ".join(missing) + ")"
+        rank = snapshots.index(k)
+        ly = label_y0 - 17 * (len(snapshots) - 1 - rank)
         out.append(
-            f'<text x="{lx + 8}" y="{ly + 24}" fill="{colour}">cut of snapshot {k}</text>'
+            f'<line class="rl-cut-label" data-step="{last_step}" x1="{_f(first[0])}" '
+            f'y1="{_f(ly + 2)}" x2="{_f(first[0])}" y2="{_f(top - h * 0.45)}" '
+            f'stroke="{st.colour}" stroke-width="1" stroke-dasharray="1,2"/>'
         )
-    out.append(
-        f'<text x="{left}" y="{height - 10}" fill="#555">black: application message · '
-        "dashed red: red letter · green: recorded in a buffer's stream · "
-        "circle: a machine records its state (the cut)</text>"
-    )
+        out.append(
+            f'<text class="rl-cut-label" data-step="{last_step}" x="{_f(first[0] + 4)}" '
+            f'y="{_f(ly)}" fill="{st.colour}" font-weight="bold">{escape(label)}</text>'
+        )
+    out.append("</g>")
+
+    # ---- what each snapshot recorded, beside each machine's line
+    if rec_texts:
+        out.append('<g class="rl-records">')
+        out.append(
+            f'<text x="{_f(rec_x)}" y="{_f(top - h * 0.45 - 6 - 17 * len(snapshots))}" '
+            f'font-weight="bold" fill="{INK}">recorded by each snapshot</text>'
+        )
+        for m, texts in rec_texts.items():
+            y0 = lanes[m] - (len(texts) - 1) * 7.5
+            for j, (r, text) in enumerate(texts):
+                st = snapshot_style(r.snapshot)
+                y = y0 + 15 * j
+                out.append(_shape(st.shape, rec_x + 6, y - 4, 4.5, st.colour, ""))
+                full = f"<title>{escape(r.text)}</title>" if text != r.text else ""
+                out.append(
+                    f'<text class="rl-record" data-snapshot="{r.snapshot}" '
+                    f'x="{_f(rec_x + 18)}" y="{_f(y)}" fill="{INK}">{full}{escape(text)}</text>'
+                )
+        out.append("</g>")
+
+    for j, note in enumerate(notes_lines):
+        out.append(
+            f'<text x="10" y="{_f(bottom_lane + 40 + 18 * j)}" fill="{GREY}">{escape(note)}</text>'
+        )
     out.append("</svg>")
-    return "\n".join(out)
+    return Drawing("\n".join(out) + "\n", width, height, w, h, labels, tuple(warnings))
+
+
+def _lane_of(lanes: dict[str, float], y: float) -> str:
+    return next(m for m, ly in lanes.items() if ly == y)
+
+
+def _message(
+    sev: Event,
+    mid: int,
+    sx: float,
+    sy: float,
+    x: float,
+    y: float,
+    sstep: int,
+    rstep: int,
+    recorded_by: dict[int, int],
+) -> str:
+    rec = recorded_by.get(mid)
+    if sev.snapshot is not None:
+        st = snapshot_style(sev.snapshot)
+        return (
+            f'<line class="rl-msg rl-red" data-send="{sstep}" data-step="{rstep}" '
+            f'data-snapshot="{sev.snapshot}" x1="{_f(sx)}" y1="{_f(sy)}" x2="{_f(x)}" '
+            f'y2="{_f(y)}" stroke="{VERMILLION}" stroke-width="1.6" '
+            f'stroke-dasharray="{st.letter_dash}" marker-end="url(#rl-redarrow)"/>'
+        )
+    if rec is not None:
+        st = snapshot_style(rec)
+        return (
+            f'<line class="rl-msg rl-recorded" data-send="{sstep}" data-step="{rstep}" '
+            f'data-snapshot="{rec}" x1="{_f(sx)}" y1="{_f(sy)}" x2="{_f(x)}" y2="{_f(y)}" '
+            f'stroke="{st.colour}" stroke-width="3.2" marker-end="url(#rl-arrow-{rec})"/>'
+        )
+    return (
+        f'<line class="rl-msg rl-app" data-send="{sstep}" data-step="{rstep}" '
+        f'x1="{_f(sx)}" y1="{_f(sy)}" x2="{_f(x)}" y2="{_f(y)}" stroke="{INK}" '
+        'stroke-width="1.4" marker-end="url(#rl-arrow)"/>'
+    )
+
+
+def render_svg(
+    diagram: Diagram, *, step_width: float | None = None, lane_height: float | None = None
+) -> str:
+    """Render ``diagram`` as a standalone SVG document (a string); see :func:`draw`."""
+    return draw(diagram, step_width=step_width, lane_height=lane_height).svg

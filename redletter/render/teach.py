@@ -8,18 +8,24 @@ machine records its state for a snapshot, and each message recorded in a
 buffer's stream.  :func:`seed_schedule` is the run of the worked example in
 ``seeds/001`` (three processes, P1 starts the snapshot right after event B),
 which ``redletter diagram MCSeed --seed-example`` draws.
+
+:func:`show_local` and :func:`show_message` put the model's values in the words
+of the application (``{A, B}``, ``2 tokens``, ``H``); :func:`record_notes` says
+what each snapshot recorded beside each machine's line of the diagram.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import cast
 
 from redletter.python_model.actions import step
+from redletter.python_model.apps import HistoryApp
 from redletter.python_model.config import ModelConfig
-from redletter.python_model.state import State
-from redletter.render.diagram import Diagram, Event, layout
+from redletter.python_model.state import Local, State
+from redletter.render.diagram import Diagram, Event, RecordNote, layout
 
 Step = tuple[str, Mapping[str, object]]
 
@@ -59,10 +65,17 @@ def seed_schedule() -> tuple[Step, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """A schedule replayed in the model: its states and its observable events."""
+    """A schedule replayed in the model: its states and its observable events.
+
+    ``ids[t][c]`` are the message ids of buffer index ``c`` in ``states[t]``, oldest
+    first (the ids the events use), and ``labels`` each message's label (the send
+    event's name for a scripted application, else its value; ``R<k>`` for a red
+    letter of snapshot k)."""
 
     states: tuple[State, ...]
     events: tuple[Event, ...]
+    ids: tuple[tuple[tuple[int, ...], ...], ...] = ()
+    labels: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _label(cfg: ModelConfig, s_after: State, p: int, fallback: str) -> str:
@@ -86,6 +99,15 @@ def events_of_trace(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> Ru
     """Replay ``steps`` from ``start`` and derive each step's observable events."""
     ids = [list[int]() for _ in cfg.chans]  # message ids, aligned with each buffer
     next_id = 0
+    for c, b0 in enumerate(start.buf):  # messages already in flight in the first state
+        ids[c] = list(range(next_id, next_id + len(b0)))
+        next_id += len(b0)
+    labels: dict[int, str] = {
+        mid: (str(v) if v >= 0 else f"R{-v}")
+        for c, b in enumerate(start.buf)
+        for mid, v in zip(ids[c], b, strict=True)
+    }
+    id_history = [tuple(tuple(x) for x in ids)]
     states = [start]
     events: list[Event] = []
     s = start
@@ -124,19 +146,95 @@ def events_of_trace(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> Ru
                 if msg >= 0:
                     label = _label(cfg, t, cfg.chan_src[c], str(msg))
                     sent.append(Event("send", src, chan, next_id, label=label))
+                    labels[next_id] = label
                 else:
                     sent.append(Event("send", src, chan, next_id, snapshot=-msg))
+                    labels[next_id] = f"R{-msg}"
                 next_id += 1
-        n = len(states) - 1
+        n = len(states)  # steps are numbered from 1: states[n - 1] -> states[n]
         events.extend(replace(e, step=n) for e in received + recorded + sent)
         states.append(t)
+        id_history.append(tuple(tuple(x) for x in ids))
         s = t
-    return Run(tuple(states), tuple(events))
+    return Run(tuple(states), tuple(events), tuple(id_history), MappingProxyType(labels))
+
+
+def show_local(cfg: ModelConfig, x: Local | None) -> str:
+    """A machine's local state in the application's words: ``{A, B}`` (the events of
+    a scripted machine), ``2 tokens``, ``active, sent 1, received 0``."""
+    if x is None:
+        return "not recorded"
+    module = cfg.app.module
+    if module == "HistoryApp":
+        return "{" + ", ".join(cast(tuple[str, ...], x)) + "}"
+    if module == "TokenApp":
+        n = cast(int, x)
+        return f"{n} token{'s' if n != 1 else ''}"
+    if module == "DiffusingApp":
+        active, sent, recvd = cast(tuple[bool, int, int], x)
+        return f"{'active' if active else 'idle'}, sent {sent}, received {recvd}"
+    return repr(x)
+
+
+def show_message(cfg: ModelConfig, v: int) -> str:
+    """An application message or red letter in words (``R1``: a red letter of 1)."""
+    if v < 0:
+        return f"R{-v}"
+    if cfg.app.module == "TokenApp":
+        return f"{v} token{'s' if v != 1 else ''}"
+    return str(v)
+
+
+def message_label(cfg: ModelConfig, c: int, v: int) -> str:
+    """A message of buffer index ``c`` as a chip shows it: ``R1`` (a red letter of 1),
+    the send event's name for a scripted application (``H``), else its value."""
+    if v < 0:
+        return f"R{-v}"
+    if isinstance(cfg.app, HistoryApp):
+        row = cfg.app.script[cfg.chan_src[c]]
+        if 1 <= v <= len(row):
+            return row[v - 1][0]
+    return str(v)
+
+
+def chan_name(c: tuple[str, str]) -> str:
+    """``P2→P1``."""
+    return f"{c[0]}→{c[1]}"
+
+
+def record_notes(cfg: ModelConfig, run: Run) -> tuple[RecordNote, ...]:
+    """Per started snapshot and machine: the state it recorded and the stream recorded
+    for each of its input buffers (as the messages' labels), at the end of the run."""
+    last = run.states[-1]
+    recorded: dict[tuple[int, int], list[str]] = {}  # (snapshot id, buffer) -> labels
+    for ev in run.events:
+        if ev.kind == "record_message" and ev.channel is not None and ev.snapshot is not None:
+            label = run.labels.get(ev.msg_id, "?") if ev.msg_id is not None else "?"
+            recorded.setdefault((ev.snapshot, cfg.chan_index[ev.channel]), []).append(label)
+    out: list[RecordNote] = []
+    for k_i, k in enumerate(cfg.snaps):
+        if last.s0[k_i] is None:
+            continue  # never started
+        for p, m in enumerate(cfg.procs):
+            parts = [show_local(cfg, last.rec_machine[k_i][p])]
+            for c, ch in enumerate(cfg.chans):
+                if cfg.chan_dst[c] != p:
+                    continue
+                labels = recorded.get((k, c))
+                if labels is None:  # recorded without an observable receipt (a mutant)
+                    labels = [show_message(cfg, v) for v in last.rec_buf[k_i][c]]
+                stream = "[" + ", ".join(labels) + "]"
+                if not last.red_buf[k_i] >> c & 1:
+                    stream += " open"
+                parts.append(f"{chan_name(ch)}: {stream}")
+            out.append(RecordNote(k, m, f"snapshot {k}: " + "; ".join(parts)))
+    return tuple(out)
 
 
 def diagram_of_trace(
     cfg: ModelConfig, start: State, steps: Sequence[Step], *, title: str = ""
 ) -> Diagram:
-    """The space-time diagram of a schedule replayed in the model."""
+    """The space-time diagram of a schedule replayed in the model, with what each
+    snapshot recorded written beside each machine."""
     run = events_of_trace(cfg, start, steps)
-    return layout(cfg.procs, run.events, title=title)
+    return layout(cfg.procs, run.events, title=title, records=record_notes(cfg, run))

@@ -1,0 +1,409 @@
+// The proof explorer's script: steps through the run embedded in #rl-data.
+// Everything it shows was computed by the kit (redletter/render/proof.py); this
+// script only selects what belongs to the current step and draws it.  It builds
+// the page with textContent (never innerHTML with data), needs no network, and
+// works from file://.
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("rl-data").textContent);
+  var N = D.states.length - 1;
+  var cur = 0;
+  var snapIdx = 0;
+  var timer = null;
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    return e;
+  }
+  function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } }
+  function byId(id) { return document.getElementById(id); }
+  function append(parent, children) {
+    children.forEach(function (c) { parent.appendChild(typeof c === "string" ? document.createTextNode(c) : c); });
+    return parent;
+  }
+  function table(headers, rows) {
+    var t = el("table");
+    var tr = el("tr");
+    headers.forEach(function (h) { tr.appendChild(el("th", null, h)); });
+    t.appendChild(tr);
+    rows.forEach(function (cells) {
+      var r = el("tr");
+      cells.forEach(function (c) {
+        var td = el("td");
+        if (c instanceof Node) { td.appendChild(c); } else { td.textContent = String(c); }
+        r.appendChild(td);
+      });
+      t.appendChild(r);
+    });
+    return t;
+  }
+  function colour(red) { return el("span", "rl-colour " + (red ? "red" : "white"), red ? "● red" : "○ white"); }
+  function chips(list, letterOf) {
+    var span = el("span");
+    if (!list.length) { span.appendChild(el("span", "rl-empty", "empty")); return span; }
+    list.forEach(function (m, i) {
+      if (i > 0) { span.appendChild(document.createTextNode(" ")); }
+      var isLetter = letterOf(m);
+      var c = el("span", "rl-chip" + (isLetter ? " letter" : ""), typeof m === "string" ? m : m.l);
+      c.title = isLetter ? "a red letter (marker)" : "an application message";
+      span.appendChild(c);
+    });
+    return span;
+  }
+  function mark(ok, yes, no) { return el("span", ok ? "rl-ok" : "rl-no", ok ? "✓ " + yes : "✗ " + no); }
+
+  // ---------------------------------------------------------------- header
+  byId("rl-subtitle").textContent = D.subtitle;
+  if (D.command) {
+    append(byId("rl-command"), ["Made with: ", el("code", null, D.command)]);
+  }
+  var banner = byId("rl-banner");
+  function jump(n, text) {
+    var a = el("a", null, text);
+    a.href = "#step=" + n;
+    a.addEventListener("click", function (ev) { ev.preventDefault(); go(n); });
+    return a;
+  }
+  var brokenWalks = D.walks.filter(function (w) { return w.available && !w.ok; });
+  if (D.breaks.length || brokenWalks.length || D.annotations.length) {
+    D.annotations.forEach(function (a) {
+      var p = el("p");
+      append(p, [el("strong", null, a.title + " "), jump(a.step, "at step " + a.step), ": " + a.text]);
+      banner.appendChild(p);
+    });
+    D.breaks.forEach(function (b) {
+      var p = el("p");
+      var what = (b.name === "ShadowLemma0" ? "Action property " : "Invariant ") + b.name + " is violated";
+      append(p, [el("strong", null, what), " ", jump(b.step, "at step " + b.step),
+        (b.conjunct ? " (conjunct " + b.conjunct + ")" : "") + (b.why ? ": " + b.why : "") +
+        (b.checked ? "" : " — not checked by the model's cfg")]);
+      banner.appendChild(p);
+    });
+    brokenWalks.forEach(function (w) {
+      var p = el("p");
+      var last = w.moves[w.moves.length - 1];
+      append(p, [el("strong", null, "Lemma " + w.lemma + "'s shadow network breaks (snapshot " + w.snap + ")"), " ",
+        jump(w.verdictStep, "at step " + w.verdictStep),
+        ": rule (" + (last ? last.rule : "?") + ")" + (last && last.ruleText ? ", “" + last.ruleText + "”" : "") +
+        " — " + (last && last.why ? last.why : w.verdictWhy)]);
+      banner.appendChild(p);
+    });
+  } else {
+    banner.className = "rl-banner ok";
+    var done = D.walks.filter(function (w) { return w.available; });
+    var p = el("p", null, done.length
+      ? "Every invariant holds in every state, and both shadow networks keep step with reality to the end: Lemma 0 and Lemma 1 hold for " +
+        (D.snaps.length > 1 ? "every completed snapshot" : "snapshot " + D.snaps[0]) + "."
+      : "Every invariant holds in every state; no snapshot completes in this run, so the shadow networks do not run.");
+    banner.appendChild(p);
+  }
+
+  // ---------------------------------------------------------------- controls
+  var slider = byId("rl-slider");
+  slider.max = String(N);
+  var sel = byId("rl-snapsel");
+  if (D.snaps.length > 1) {
+    sel.appendChild(el("span", null, "snapshot:"));
+    D.snaps.forEach(function (k, i) {
+      var lab = el("label");
+      var r = el("input");
+      r.type = "radio"; r.name = "rl-snap"; r.value = String(i); r.checked = i === 0;
+      r.addEventListener("change", function () { snapIdx = i; show(); });
+      append(lab, [r, " " + k + " (" + D.snapStyles[i].shape + ")"]);
+      sel.appendChild(lab);
+    });
+  }
+  function go(n) {
+    cur = Math.max(0, Math.min(N, n));
+    show();
+  }
+  byId("rl-first").addEventListener("click", function () { go(0); });
+  byId("rl-prev").addEventListener("click", function () { go(cur - 1); });
+  byId("rl-next").addEventListener("click", function () { go(cur + 1); });
+  byId("rl-last").addEventListener("click", function () { go(N); });
+  slider.addEventListener("input", function () { go(parseInt(slider.value, 10)); });
+  var playBtn = byId("rl-play");
+  function stop() {
+    if (timer !== null) { clearInterval(timer); timer = null; }
+    playBtn.textContent = "play"; playBtn.setAttribute("aria-label", "play");
+  }
+  function play() {
+    if (timer !== null) { stop(); return; }
+    if (cur >= N) { go(0); }
+    playBtn.textContent = "pause"; playBtn.setAttribute("aria-label", "pause");
+    timer = setInterval(function () { if (cur >= N) { stop(); } else { go(cur + 1); } }, 900);
+  }
+  playBtn.addEventListener("click", play);
+  document.addEventListener("keydown", function (ev) {
+    var t = ev.target;
+    if (t && (t.tagName === "INPUT" && t.type !== "range" || t.tagName === "TEXTAREA")) { return; }
+    if (ev.key === "ArrowRight") { go(cur + 1); ev.preventDefault(); }
+    else if (ev.key === "ArrowLeft") { go(cur - 1); ev.preventDefault(); }
+    else if (ev.key === "Home") { go(0); ev.preventDefault(); }
+    else if (ev.key === "End") { go(N); ev.preventDefault(); }
+    else if (ev.key === " " && !(t && t.tagName === "BUTTON")) { play(); ev.preventDefault(); }
+  });
+  var svg = document.querySelector("#rl-svgwrap svg");
+  if (svg) {
+    // a click anywhere in a step's column (on a line, a dot or nothing) goes to that step
+    var cols = Array.prototype.slice.call(svg.querySelectorAll(".rl-col"));
+    svg.addEventListener("click", function (ev) {
+      for (var i = 0; i < cols.length; i++) {
+        var b = cols[i].getBoundingClientRect();
+        if (ev.clientX >= b.left && ev.clientX < b.right) {
+          go(parseInt(cols[i].getAttribute("data-step"), 10));
+          return;
+        }
+      }
+    });
+  }
+  var list = byId("rl-steplist");
+  var breakSteps = {};
+  D.breaks.forEach(function (b) { breakSteps[b.step] = true; });
+  brokenWalks.forEach(function (w) { breakSteps[w.verdictStep] = true; });
+  D.steps.forEach(function (s, n) {
+    var li = el("li", breakSteps[n] ? "broken" : null, s.text);
+    li.addEventListener("click", function () { go(n); });
+    list.appendChild(li);
+  });
+
+  function readHash() {
+    var m = /(?:^#|&)step=(\d+)/.exec(window.location.hash);
+    var k = /(?:^#|&)snapshot=(\d+)/.exec(window.location.hash);
+    if (k) {
+      var i = D.snaps.indexOf(parseInt(k[1], 10));
+      if (i >= 0) {
+        snapIdx = i;
+        var radios = document.querySelectorAll("input[name=rl-snap]");
+        if (radios[i]) { radios[i].checked = true; }
+      }
+    }
+    return m ? parseInt(m[1], 10) : 0;
+  }
+  window.addEventListener("hashchange", function () { var n = readHash(); if (n !== cur) { go(n); } });
+
+  // ---------------------------------------------------------------- drawing one step
+  function showDiagram() {
+    if (!svg) { return; }
+    svg.querySelectorAll("[data-step]").forEach(function (e) {
+      var s = parseInt(e.getAttribute("data-step"), 10);
+      var send = e.hasAttribute("data-send") ? parseInt(e.getAttribute("data-send"), 10) : s;
+      var isCol = e.classList.contains("rl-col");
+      if (isCol) { e.classList.toggle("current", s === cur); return; }
+      var inflight = e.classList.contains("rl-inflight") || e.classList.contains("rl-inflight-label");
+      e.classList.toggle("rl-future", send > cur);
+      e.classList.toggle("rl-now", s === cur || send === cur);
+      e.classList.toggle("rl-flying", !inflight && send <= cur && s > cur);
+    });
+  }
+
+  function showNow() {
+    var s = D.steps[cur];
+    byId("rl-now").textContent = (cur === 0 ? "State 0: " : "Step " + cur + " of " + N + ": ") + s.text;
+    byId("rl-now-raw").textContent = s.raw;
+    var notes = byId("rl-notes");
+    clear(notes);
+    D.annotations.forEach(function (a) {
+      if (a.step === cur) {
+        var d = el("div", "rl-note");
+        append(d, [el("strong", null, a.title + ": "), a.text]);
+        if (a.names.length) { append(d, [el("br"), "Breaks: " + a.names.join(", ")]); }
+        notes.appendChild(d);
+      }
+    });
+    D.breaks.forEach(function (b) {
+      if (b.step === cur) {
+        var d = el("div", "rl-note");
+        append(d, [el("strong", null, (b.name === "ShadowLemma0" ? "Action property " : "Invariant ") + b.name + " breaks here"),
+          b.conjunct ? " — conjunct " + b.conjunct : "", ". ", b.words ? "It says: " + b.words + ". " : "", b.why]);
+        notes.appendChild(d);
+      }
+    });
+  }
+
+  function showMachines(st) {
+    var box = byId("rl-machines");
+    clear(box);
+    var headers = ["machine", "local state"];
+    D.snaps.forEach(function (k) { headers.push("snapshot " + k); });
+    var rows = D.machines.map(function (m, p) {
+      var row = [el("strong", null, m), st.local[p]];
+      D.snaps.forEach(function (k, i) {
+        var td = el("span");
+        td.appendChild(colour(st.red[i][p]));
+        if (st.rec[i].m[p] !== null) { append(td, [" recorded " + st.rec[i].m[p]]); }
+        row.push(td);
+      });
+      return row;
+    });
+    box.appendChild(table(headers, rows));
+  }
+
+  function showBuffers(st) {
+    var box = byId("rl-buffers");
+    clear(box);
+    var headers = ["buffer", "contents"];
+    D.snaps.forEach(function (k) { headers.push("input buffer in " + k); });
+    var rows = D.chans.map(function (c, i) {
+      var row = [el("strong", null, c), chips(st.buf[i], function (m) { return m.r > 0; })];
+      D.snaps.forEach(function (k, j) { row.push(colour(st.redBuf[j][i])); });
+      return row;
+    });
+    box.appendChild(table(headers, rows));
+  }
+
+  function showRecorded(st) {
+    var box = byId("rl-recorded");
+    clear(box);
+    D.snaps.forEach(function (k, i) {
+      var h = el("h3", null, "Snapshot " + k + (st.complete[i] ? " — complete" : st.started[i] ? " — in progress" : " — not started"));
+      box.appendChild(h);
+      if (!st.started[i]) { return; }
+      var rows = [];
+      D.machines.forEach(function (m, p) {
+        var v = st.rec[i].m[p];
+        rows.push([m, v === null ? el("span", "rl-empty", "not yet (" + m + " is white)") : v]);
+      });
+      D.chans.forEach(function (c, j) {
+        var dst = c.split("→")[1];
+        var p = D.machines.indexOf(dst);
+        var status;
+        if (st.redBuf[i][j]) { status = "closed (its red letter was received)"; }
+        else if (st.red[i][p]) { status = "recording (" + dst + " is red, the buffer white)"; }
+        else { status = "not recording yet (" + dst + " is white)"; }
+        var cell = el("span");
+        append(cell, [chips(st.rec[i].b[j], function () { return false; }), " " + status]);
+        rows.push([c, cell]);
+      });
+      box.appendChild(table(["machine or buffer", "recorded"], rows));
+    });
+  }
+
+  function showProps() {
+    var box = byId("rl-props");
+    clear(box);
+    var rows = D.props.map(function (p) {
+      var h = p.holds[cur];
+      var cell = h === null ? el("span", "rl-na", "evaluation error") : mark(h, "holds", "VIOLATED");
+      var first = D.breaks.filter(function (b) { return b.name === p.name; })[0];
+      var firstCell = first ? jump(first.step, "step " + first.step) : el("span", "rl-na", "never");
+      return [el("code", null, p.name), cell, p.checked ? "yes" : "no", firstCell, p.words];
+    });
+    box.appendChild(table(["property", "here", "in the model's cfg", "first broken", "says"], rows));
+  }
+
+  function stateTable(walk, mv) {
+    var rows = [];
+    D.machines.forEach(function (m, p) {
+      var same = mv.match.m[p];
+      rows.push([el("strong", null, m), el("span", "rl-case", "(" + mv.cases.m[p] + ")"), mv.state.local[p],
+        mark(same, "as in " + (walk.lemma === 0 ? "the snapshot state" : "the final state"), "not yet")]);
+    });
+    D.chans.forEach(function (c, j) {
+      var same = mv.match.b[j];
+      rows.push([el("strong", null, c), el("span", "rl-case", "(" + mv.cases.b[j] + ")"),
+        chips(mv.state.buf[j], function (x) { return /^R\d+$/.test(x); }),
+        mark(same, "as in " + (walk.lemma === 0 ? "the snapshot state" : "the final state"), "not yet")]);
+    });
+    return table(["", "rule", "shadow", walk.lemma === 0 ? "vs the snapshot state" : "vs the final state"], rows);
+  }
+
+  function showLemma(lemma) {
+    var box = byId("rl-lemma" + lemma);
+    clear(box);
+    var k = D.snaps[snapIdx];
+    var walk = D.walks.filter(function (w) { return w.snap === k && w.lemma === lemma; })[0];
+    if (!walk) { return; }
+    if (!walk.available) { box.appendChild(el("p", "rl-empty", walk.why)); return; }
+    var head = el("p");
+    append(head, ["Snapshot " + k + ": the initial state is state " + walk.t0 + ", the final state is state " + walk.tf + ". ",
+      walk.ok ? mark(true, "the shadow network keeps step to the end", "") : mark(false, "", "the shadow network breaks at step " + walk.verdictStep)]);
+    box.appendChild(head);
+    if (cur < walk.t0) {
+      box.appendChild(el("p", "rl-empty", "Before the snapshot starts: the shadow network begins at state " + walk.t0 +
+        ", just before the first machine turns red" + (lemma === 1 ? " (in the snapshot state)." : " (in the initial state).")));
+      return;
+    }
+    var mv = null;
+    var idx = -1;
+    for (var i = 0; i < walk.moves.length; i++) {
+      if (walk.moves[i].step <= cur) { mv = walk.moves[i]; idx = i; }
+    }
+    if (!mv) { return; }
+    var last = walk.moves[walk.moves.length - 1];
+    var stopped = !walk.ok && cur > last.step;
+    var moveBox = el("div", "rl-move" + (mv.kind === "skip" ? " skip" : "") + (mv.ok ? "" : " broken"));
+    if (mv.step === cur || (cur === walk.t0 && mv.kind === "start")) {
+      append(moveBox, [el("strong", null, mv.kind === "start" ? "Start: " : "Step " + cur + ": "), mv.text]);
+    } else if (cur >= walk.tf && walk.ok) {
+      append(moveBox, [el("strong", null, "Done: "), "the snapshot completed at state " + walk.tf +
+        "; the shadow network " + (lemma === 0 ? "ended in the snapshot state." : "ended in the final state.")]);
+    } else {
+      append(moveBox, [el("strong", null, "Last move (step " + mv.step + "): "), mv.text]);
+    }
+    if (mv.fired.length && (mv.step === cur)) {
+      var ul = el("ul", "rl-fired");
+      mv.fired.forEach(function (f) { ul.appendChild(el("li", null, f)); });
+      append(moveBox, [el("br"), mv.kind === "start" ? "The rules in force:" : "Rules that now apply:", ul]);
+    }
+    if (!mv.ok) {
+      append(moveBox, [el("br"), el("strong", "rl-no", "✗ The shadow network breaks: rule (" + mv.rule + ")"),
+        mv.ruleText ? " — “" + mv.ruleText + "”. " : ". ", mv.why]);
+    }
+    if (stopped) {
+      append(moveBox, [el("br"), el("span", "rl-no", "✗ The shadow network stopped at step " + last.step + ".")]);
+    }
+    box.appendChild(moveBox);
+    if (mv.state) {
+      var m = mv.match.m.filter(function (x) { return x; }).length + mv.match.b.filter(function (x) { return x; }).length;
+      var total = mv.match.m.length + mv.match.b.length;
+      box.appendChild(el("p", "rl-converge", m + " of " + total + " machines and buffers are already as in " +
+        (lemma === 0 ? "the snapshot state" : "the final state") + "."));
+      box.appendChild(stateTable(walk, mv));
+    }
+    if (!mv.ok && mv.rules) {
+      box.appendChild(el("p", null, "What rules (i)–(iii) define at this moment instead:"));
+      var rows = [];
+      D.machines.forEach(function (mm, p) { rows.push([mm, mv.rules.local[p]]); });
+      D.chans.forEach(function (c, j) { rows.push([c, chips(mv.rules.buf[j], function (x) { return /^R\d+$/.test(x); })]); });
+      box.appendChild(table(["", "by the rules"], rows));
+    }
+    if (idx >= 0 && mv.step === cur) { box.setAttribute("data-move", mv.kind); } else { box.removeAttribute("data-move"); }
+  }
+
+  function showList() {
+    var items = list.children;
+    for (var i = 0; i < items.length; i++) { items[i].classList.toggle("current", i === cur); }
+    var li = items[cur];
+    if (li && list.scrollHeight > list.clientHeight) {
+      // keep the current step in view inside the list (the page itself does not move)
+      list.scrollTop = Math.max(0, li.offsetTop - list.offsetTop - list.clientHeight / 2);
+    }
+  }
+
+  function show() {
+    var st = D.states[cur];
+    slider.value = String(cur);
+    byId("rl-stepno").textContent = cur + " / " + N;
+    var hash = "#step=" + cur + (D.snaps.length > 1 ? "&snapshot=" + D.snaps[snapIdx] : "");
+    var link = byId("rl-permalink");
+    link.href = hash;
+    if (window.location.hash !== hash) {
+      try { history.replaceState(null, "", hash); } catch (e) { window.location.hash = hash; }
+    }
+    document.body.setAttribute("data-step", String(cur));
+    showNow();
+    showDiagram();
+    showMachines(st);
+    showBuffers(st);
+    showRecorded(st);
+    showProps();
+    showLemma(0);
+    showLemma(1);
+    showList();
+  }
+
+  go(readHash());
+})();
