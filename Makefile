@@ -15,7 +15,12 @@ RL := $(BIN)/redletter
 MODEL ?=
 
 
-.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc check check-large check-apalache test lint crosscheck clean distclean
+# The optional Apache Flink experiment lives in its own environment (its pins clash with the lock).
+FLINK_VENV := .venv-flink
+FLINK_STAMP := $(FLINK_VENV)/.lock-stamp
+FLINK_RUNS ?= 5
+
+.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc flink flink-results check check-large check-apalache test lint crosscheck clean distclean
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -38,6 +43,19 @@ $(EDITABLE_STAMP): $(LOCK_STAMP) pyproject.toml
 
 tlc: venv ## Download the pinned TLC 2.15 jar into .cache/ and verify its hashes
 	@$(RL) fetch-tlc
+
+flink: venv $(FLINK_STAMP) ## Install Apache Flink (PyFlink 2.3.0) into .venv-flink/ from requirements-flink.lock (optional)
+
+$(FLINK_STAMP): requirements-flink.lock
+	rm -rf $(FLINK_VENV)
+	$(PYTHON) -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-flink.lock
+	touch $@
+
+flink-results: flink ## Run the Flink experiment in its three modes (FLINK_RUNS=5 each) into docs/data/flink-results.json; a mode that fails does not stop the others
+	-$(RL) flink run --mode aligned --runs $(FLINK_RUNS) --all --publish docs/data/flink-results.json
+	-$(RL) flink run --mode unaligned --runs $(FLINK_RUNS) --all --publish docs/data/flink-results.json
+	-$(RL) flink run --mode at-least-once --runs $(FLINK_RUNS) --all --publish docs/data/flink-results.json
 
 check: venv tlc ## Model-check the default suite against spec/manifest.json, then cross-check
 	$(RL) check --suite default
@@ -113,5 +131,5 @@ clean: ## Remove TLC state queues and logs, caches and build leftovers (keeps .v
 	rm -rf .cache/tlc-states .cache/tlc-logs .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
 	find . -name __pycache__ -type d -not -path './.venv/*' -prune -exec rm -rf {} +
 
-distclean: clean ## Also remove .venv and .cache (everything make downloads)
-	rm -rf $(VENV) .cache
+distclean: clean ## Also remove .venv, .venv-flink and .cache (everything make downloads)
+	rm -rf $(VENV) $(FLINK_VENV) .cache

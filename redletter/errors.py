@@ -263,6 +263,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " not installed or does not import",
        "install it with `.venv/bin/pip install adhoccomputing==2.1.7 networkx requests`",
        "README.md, section “A third-party implementation: adhoccomputing”"),
+    _E("RL-ENV-FLINK", _ENV, ("EnvironmentMissing",),
+       "the Flink experiment needs Apache Flink (PyFlink 2.3.0) in its own environment,"
+       " and .venv-flink/bin/python (or --flink-python, or $REDLETTER_FLINK_PYTHON) is"
+       " missing or cannot import pyflink",
+       "run `make flink` (it installs apache-flink from requirements-flink.lock into"
+       " .venv-flink/), or point --flink-python at a Python that has PyFlink",
+       "README.md, section “Apache Flink, the real engine”"),
     # ---- exit 4: a bug in the kit ----
     _E("RL-ERROR", _BUG, ("RedletterError",),
        "an error of the kit raised without a more precise code (the root class's"
@@ -341,6 +348,12 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "give one of --itf TRACE, --seed-example (MCSeed) or --counterexample (a model that"
        " must fail), and the model the run belongs to",
        "docs/proofs.md"),
+    _E("RL-INPUT-FLINK", _BAD, ("InputError",),
+       "a Flink run folder (config.json, job.json, sink part files, events, Flink's log)"
+       " or the Flink results file is malformed or not what the kit wrote",
+       "judge a folder `redletter flink run` wrote (store/<run>/ or one of its runs/run-*),"
+       " or fix the file at the line shown",
+       "README.md, section “Apache Flink, the real engine”"),
     _E("RL-INPUT-GRAPH", _BAD, ("InputError",),
        "a graph directory of the pipeline is missing, unfinished, of another model, or"
        " its graph.json or JSONL files are malformed",

@@ -12,5 +12,9 @@ reports:
   simulator chose (:mod:`redletter.conformance.judges.run`);
 - programs that schedule themselves (:mod:`.instrument`): a recorder library, in
   Python and in Go, that writes the kit's NDJSON event log for
-  :mod:`redletter.conformance.judges.log`.
+  :mod:`redletter.conformance.judges.log`;
+- Apache Flink (:mod:`.flink`, an optional extra): a keyed-count job run on the
+  real engine in its own environment, failed and restored from its checkpoints
+  in the three modes of seed 002, each key's final state judged against the
+  records its source emitted.
 """
