@@ -243,6 +243,7 @@ def _trace(cfg: ModelConfig, bfs: DataFrame, last: int, extra: State | None) -> 
     from pyspark.sql import functions as F
 
     from redletter.python_model.explore import _trace as model_trace
+    from redletter.python_model.explore import as_engine
 
     chain: list[str] = []
     node: int | None = last
@@ -255,7 +256,7 @@ def _trace(cfg: ModelConfig, bfs: DataFrame, last: int, extra: State | None) -> 
     chain.reverse()
     states = [decode_state(e) for e in chain]
     parent = array("q", [-1, *range(len(states) - 1)])
-    return model_trace(cfg, states, parent, len(states) - 1, extra)
+    return model_trace(as_engine(cfg), states, parent, len(states) - 1, extra)
 
 
 def explore_spark(
