@@ -47,14 +47,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from redletter.errors import InputError, InternalError, RedletterError
 from redletter.manifest import ModelEntry, load_manifest
 from redletter.python_model.actions import ACTION_NAMES, successors
+from redletter.python_model.cl_engine import ChandyLamportEngine
 from redletter.python_model.config import ModelConfig, load_model
 from redletter.python_model.dot import DotNode, iter_dot, unescape_label
+from redletter.python_model.engine import Engine
 from redletter.python_model.explore import ExploreResult, Graph, explore, parent_chain
+from redletter.python_model.liveness import check_liveness, fair_bit_table, temporal_of
 from redletter.python_model.state import TLA_NAMES, State, from_tla, to_tla
 from redletter.python_model.values import State as TlaState
 from redletter.python_model.values import Value, parse_state, parse_value, print_state, print_value
@@ -352,6 +355,7 @@ class CrosscheckResult:
     counts: Mapping[str, int] = field(default_factory=dict)  #: difference counts by kind
     seconds: Mapping[str, float] = field(default_factory=dict)  #: time per phase
     violated: str | None = None  #: the invariant both engines found violated (must-fail)
+    liveness: str | None = None  #: the Python liveness verdict, when the cfg has liveness
 
     @property
     def exact(self) -> bool:
@@ -365,22 +369,31 @@ class CrosscheckResult:
             return "MISMATCH"
         if self.mode == "violation":
             return f"same violation ({self.violated})"
-        return f"exact ({self.distinct}/{self.total})"
+        if self.mode == "liveness":
+            return "same verdict (liveness failure)"
+        live = ", liveness agrees" if self.liveness is not None else ""
+        return f"exact ({self.distinct}/{self.total}{live})"
 
 
 def format_result(r: CrosscheckResult) -> list[str]:
     """The lines printed for a cross-check: the verdict, then every problem and the
     first differences with a shortest path each."""
     if r.exact:
+        if r.mode == "liveness":
+            return [
+                f"{r.model}: cross-check exact: TLC and the Python model both report a"
+                f" liveness failure (Python: {r.violated})."
+            ]
         if r.mode == "violation":
             return [
                 f"{r.model}: cross-check exact: TLC and the Python model both report"
                 f" {r.violated} violated (Python counterexample: {r.total} states,"
                 f" TLC's: {r.counts.get('tlc trace', 0)})."
             ]
+        live = f"; liveness: {r.liveness} in both" if r.liveness is not None else ""
         return [
             f"{r.model}: cross-check exact: {r.distinct} states, {r.total} states generated,"
-            f" {r.counts.get('edges', 0)} edges, the same in TLC and the Python model."
+            f" {r.counts.get('edges', 0)} edges, the same in TLC and the Python model{live}."
         ]
     lines = [f"{r.model}: cross-check MISMATCH"]
     lines += [f"  {p}" for p in r.problems]
@@ -683,19 +696,30 @@ def crosscheck_run(
         if on_phase is not None:
             on_phase(name)
 
+    live_fail = (
+        entry.expect == "liveness failure"
+        if entry is not None
+        else tlc_result.kind is ResultKind.LIVENESS_FAILURE
+    )
     must_fail = (
         entry.expect != "success"
         if entry is not None
-        else tlc_result.kind is ResultKind.SAFETY_FAILURE
+        else tlc_result.kind in (ResultKind.SAFETY_FAILURE, ResultKind.LIVENESS_FAILURE)
     )
     seconds: dict[str, float] = {"tlc": tlc_result.seconds}
-    if py is None:
+    engine = ChandyLamportEngine(cfg)
+    temporal = temporal_of(engine) if cfg.liveness else None
+    if py is None or (
+        temporal is not None and temporal.fairness and py.graph is not None and not py.graph.enabled
+    ):
         phase("explore")
         t0 = time.perf_counter()
-        py = explore(cfg, graph=not must_fail)
+        py = explore_for_crosscheck(engine, must_fail=must_fail and not live_fail)
         seconds["explore"] = time.perf_counter() - t0
     else:
         seconds["explore"] = py.seconds
+    if live_fail:
+        return _with_seconds(compare_liveness_failure(engine, tlc_result, py), seconds)
     if must_fail:
         return _with_seconds(compare_violation(cfg, tlc_result, py), seconds)
     if py.graph is None or not py.graph.states:
@@ -708,7 +732,57 @@ def crosscheck_run(
     manifest_distinct = entry.distinct if entry is not None else None
     r = compare_graphs(cfg, tlc, tlc_result, py, manifest_distinct=manifest_distinct)
     seconds["compare"] = r.seconds["compare"]
+    if temporal is not None and py.violation is None:
+        phase("liveness")
+        live, _ = check_liveness(engine, explored=py, temporal=temporal)
+        seconds["liveness"] = live.seconds
+        problems = list(r.problems)
+        if live.result != tlc_result.kind.value:
+            problems.append(f"liveness: TLC {tlc_result.kind.value}, Python {live.result}")
+        r = replace(r, problems=tuple(problems), liveness=live.result)
     return _with_seconds(r, seconds)
+
+
+def explore_for_crosscheck(engine: Engine[Any], *, must_fail: bool) -> ExploreResult:
+    """The Python side of a cross-check: the graph (unless the model must fail a
+    safety property), with the fairness data when the cfg has temporal properties."""
+    if must_fail:
+        return explore(engine)
+    if engine.liveness:
+        bits = fair_bit_table(engine, temporal_of(engine).fairness)
+        return explore(engine, fair_bits=bits)
+    return explore(engine, graph=True)
+
+
+def compare_liveness_failure(
+    engine: Engine[Any], tlc_result: TlcResult, py: ExploreResult
+) -> CrosscheckResult:
+    """For a model that must fail a temporal property: both engines report a
+    liveness failure (TLC 2.15 does not name the property, so only the verdict is
+    compared) and the Python model no safety violation first."""
+    problems: list[str] = []
+    if tlc_result.kind is not ResultKind.LIVENESS_FAILURE:
+        problems.append(f"TLC found no liveness violation: {tlc_result.describe()}")
+    violated: str | None = None
+    if py.violation is not None:
+        problems.append(f"the Python model found a safety violation first: {py.violation.name}")
+    else:
+        live, _ = check_liveness(engine, explored=py)
+        v = live.violated
+        if v is None:
+            problems.append("the Python model found no liveness violation")
+        else:
+            violated = v.prop.label
+    return CrosscheckResult(
+        model=engine.name,
+        mode="liveness",
+        distinct=py.distinct,
+        total=py.total,
+        problems=tuple(problems),
+        differences=(),
+        violated=violated,
+        liveness="liveness failure" if violated else "success",
+    )
 
 
 def _with_seconds(r: CrosscheckResult, seconds: dict[str, float]) -> CrosscheckResult:
@@ -776,7 +850,12 @@ def crosscheck(
                 pending = pool.submit(run)
                 if on_phase is not None:
                     on_phase("explore")
-                py = explore(cfg, graph=not must_fail)
+                py = explore_for_crosscheck(
+                    ChandyLamportEngine(cfg),
+                    must_fail=must_fail
+                    and entry is not None
+                    and entry.expect != "liveness failure",
+                )
                 result = pending.result()
         else:
             result = run()
