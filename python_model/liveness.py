@@ -65,7 +65,7 @@ from redletter.python_model.explore import (
     path_steps,
 )
 from redletter.python_model.temporal import Fairness, Property, TemporalSpec, read_temporal
-from redletter.python_model.values import print_state
+from redletter.python_model.values import Value, print_state, print_value
 
 __all__ = [
     "Lasso",
@@ -503,10 +503,16 @@ def _check_one(
 # --------------------------------------------------------------------------- printing
 
 
+def _tla(v: object) -> Value:
+    if isinstance(v, list | tuple):
+        return tuple(_tla(x) for x in v)
+    return v  # type: ignore[return-value]
+
+
 def _show_step(n: int, st: Step) -> str:
     if st.action == "Init":
         return f"State {n}: <Initial predicate>"
-    inner = ", ".join(f"{k} = {v!r}" for k, v in st.params.items())
+    inner = ", ".join(f"{k} = {print_value(_tla(v))}" for k, v in st.params.items())
     return f"State {n}: <{st.action}({inner})>"
 
 

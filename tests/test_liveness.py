@@ -233,9 +233,9 @@ WF_A = (Fairness("WF", "A", (), "vars"),)
 
 
 def _verdict(toy: _Toy) -> tuple[bool, list[str]]:
-    live, _ = check_liveness(toy, temporal=toy.spec())  # type: ignore[arg-type]
+    live, _ = check_liveness(toy, temporal=toy.spec())
     v = live.verdicts[0]
-    return v.holds, format_lasso(toy, v)  # type: ignore[arg-type]
+    return v.holds, format_lasso(toy, v)
 
 
 def test_enabled_ignores_the_constraint_as_in_tlc() -> None:
@@ -267,7 +267,11 @@ def test_a_disabled_action_lets_the_behaviour_stutter() -> None:
 def test_without_fairness_the_initial_state_may_stutter() -> None:
     holds, lines = _verdict(_Toy((("A", _inc(None)), ("B", _b)), 2, (), lambda s: s[1] == 1))
     assert not holds
-    assert lines[2:] == ["State 1: <Initial predicate>", "/\\ x = 0\n/\\ y = 0", "State 2: Stuttering"]
+    assert lines[2:] == [
+        "State 1: <Initial predicate>",
+        "/\\ x = 0\n/\\ y = 0",
+        "State 2: Stuttering",
+    ]
 
 
 def _flip(s: tuple[int, int]) -> tuple[int, int] | None:
