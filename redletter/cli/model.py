@@ -149,17 +149,30 @@ def _draw(cfg: ModelConfig, steps: Sequence[Step], out: Path, title: str) -> Non
 
 
 @app.command("crosscheck")
-def crosscheck_cmd(model: ModelArg, workers: WorkersOption = 2, root: RootOption = None) -> None:
-    """Cross-check MODEL: TLC's state graph and the Python model's, exactly.
+def crosscheck_cmd(
+    model: ModelArg,
+    workers: WorkersOption = 2,
+    graph_only: Annotated[
+        bool,
+        typer.Option(
+            "--graph-only",
+            help="TLC builds the graph without checking invariants or properties (faster;"
+            " the graphs are compared, the verdicts are left to redletter check).",
+        ),
+    ] = False,
+    root: RootOption = None,
+) -> None:
+    """Cross-check MODEL: TLC's state graph and the Python model's, exactly, and the
+    verdicts (invariants, action properties, liveness).
 
-    Exit 0 when they agree (for a model that must fail: the same violated invariant),
-    1 on any difference, printed with a shortest path to each."""
+    Exit 0 when they agree (for a model that must fail: the same verdict), 1 on any
+    difference, printed with a shortest path to each."""
     from redletter.cli.live import crosscheck_status
     from redletter.python_model.crosscheck import crosscheck
 
     proj = project(root)
     with crosscheck_status(model) as phase:
-        result = crosscheck(model, proj, workers=workers, on_phase=phase)
+        result = crosscheck(model, proj, workers=workers, graph_only=graph_only, on_phase=phase)
     ui.report_crosscheck(result)
     done(Exit.OK if result.exact else Exit.FAIL)
 
