@@ -328,7 +328,8 @@ def _summary(rows: Iterable[Any]) -> Iterator[Any]:
 
 def _fresh(out: Path) -> None:
     if out.exists():
-        if not (out / "graph.json").is_file() and any(out.iterdir()):
+        ours = (out / "graph.json").is_file() or (out / "explore.json").is_file()
+        if not ours and any(out.iterdir()):
             raise InputError(
                 f"{out}: exists and is not a graph directory; refusing to overwrite it",
                 code="RL-INPUT-OUT",
@@ -400,7 +401,7 @@ def explore_spark(
     model = cfg.name
     sc = spark.sparkContext
     sc.setJobDescription(f"explore {model}")
-    nparts = partitions or max(2, 2 * sc.defaultParallelism)
+    nparts = partitions or 2 * _cores(sc.master or "local", sc.defaultParallelism)
     checker = Checker(cfg)
     constrained = bool(cfg.constraints)
     graph_dir = str(out.resolve()) if graph else None
@@ -528,6 +529,18 @@ def explore_spark(
         model, distinct, total, depth, n_edges, time.perf_counter() - start, violation,
         tuple(levels),
     )  # fmt: skip
+
+
+def _cores(master: str, default: int) -> int:
+    """The cores of a ``local[N]`` master (``local[*]``: the machine's), else Spark's
+    default parallelism: two partitions a core keep both busy when tasks differ."""
+    import os
+    import re
+
+    m = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]", master)
+    if m is None:
+        return max(1, default) if master != "local" else 1
+    return os.cpu_count() or 1 if m.group(1) == "*" else int(m.group(1))
 
 
 def _empty_tables(out: Path) -> None:
