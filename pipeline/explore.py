@@ -443,13 +443,9 @@ def explore_spark(
         job = _expand(_LevelArgs(ref, check, depth, graph_dir), bc)
         candidates = frontier.mapPartitionsWithIndex(job, preservesPartitioning=False)
         reduced = candidates.reduceByKey(_pick, nparts)
-        if not use_broadcast:
+        if not use_broadcast:  # the per-partition counts' keys are never fingerprints
             seen_rdd = sc.union(visited_rdds) if len(visited_rdds) > 1 else visited_rdds[0]
-            stats_rows = reduced.filter(lambda kv: isinstance(kv[0], tuple))
-            new_rows = reduced.filter(lambda kv: not isinstance(kv[0], tuple)).subtractByKey(
-                seen_rdd, nparts
-            )
-            reduced = new_rows.union(stats_rows)
+            reduced = reduced.subtractByKey(seen_rdd, nparts)
         nxt = reduced.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             collected = nxt.mapPartitions(_summary).collect()
