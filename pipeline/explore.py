@@ -384,7 +384,7 @@ def explore_spark(
     graph: bool = True,
     max_depth: int | None = None,
     partitions: int | None = None,
-    broadcast_limit: int = 5_000_000,
+    broadcast_limit: int = 2_000_000,
     on_level: Callable[[LevelReport], None] | None = None,
 ) -> SparkExploreResult:
     """Explore ``cfg`` breadth-first on Spark, one job per level, writing the graph
