@@ -55,7 +55,8 @@ def test_explore_liveness_failure_prints_the_lasso_and_draws_it(
         " WF(ReceiveApp), WF(ReceiveRedLetter)) on 29 states and 33 edges: 1 instance(s) in"
     ) in text
     assert "Error: Temporal properties were violated." in text
-    assert "Temporal property SnapshotsComplete[k = 1] is violated: Started(1) ~> Complete(1)" in text
+    violated = "Temporal property SnapshotsComplete[k = 1] is violated: Started(1) ~> Complete(1)"
+    assert violated in text
     assert 'State 2: <StartSnapshot(p = "p1", k = 1)>\n' in text
     assert 'State 3: <ReceiveRedLetter(c = <<"p1", "p2">>, i = 1)>\n' in text
     assert "State 4: Stuttering" in text
