@@ -178,12 +178,42 @@ class _Adjacency:
         self.start = start
 
 
-def _sccs(adj: _Adjacency, nodes: Sequence[int], allowed: bytearray) -> Iterator[list[int]]:
-    """Tarjan's SCCs of the subgraph induced by ``allowed``, from ``nodes`` (iterative)."""
-    n = len(allowed)
-    index = array("i", [-1]) * n
-    low = array("i", bytes(4 * n))
-    on_stack = bytearray(n)
+class _Members:
+    """A node set that reads like a flag array (``m[v]`` is 1 or 0): the subgraphs of
+    the SF refinement, so that each costs its own size, not the graph's."""
+
+    def __init__(self, nodes: Sequence[int]) -> None:
+        self._set = set(nodes)
+
+    def __getitem__(self, v: int) -> int:
+        return 1 if v in self._set else 0
+
+
+class _Default(dict[int, int]):
+    def __init__(self, default: int) -> None:
+        super().__init__()
+        self._default = default
+
+    def __missing__(self, key: int) -> int:
+        return self._default
+
+
+Flags = bytearray | _Members
+
+
+def _sccs(adj: _Adjacency, nodes: Sequence[int], allowed: Flags) -> Iterator[list[int]]:
+    """Tarjan's SCCs of the subgraph induced by ``allowed``, from ``nodes`` (iterative;
+    arrays over the whole graph, or dictionaries for a small subgraph)."""
+    index: Any
+    low: Any
+    on_stack: Any
+    if isinstance(allowed, bytearray):
+        n = len(allowed)
+        index = array("i", [-1]) * n
+        low = array("i", bytes(4 * n))
+        on_stack = bytearray(n)
+    else:
+        index, low, on_stack = _Default(-1), _Default(0), _Default(0)
     stack: list[int] = []
     counter = 0
     start, dst = adj.start, adj.dst
@@ -257,7 +287,7 @@ class _Fairness:
 def _fair_sccs(
     adj: _Adjacency,
     nodes: Sequence[int],
-    allowed: bytearray,
+    allowed: Flags,
     fair: _Fairness,
     must: Callable[[int], bool] | None,
 ) -> Iterator[_FairScc]:
@@ -288,11 +318,8 @@ def _fair_sccs(
             continue  # a WF instance enabled throughout, never taken
         sf_bad = fair.sf & en_any & ~taken
         if sf_bad:
-            sub = bytearray(len(allowed))
             keep = [v for v in comp if not (enabled[v] & sf_bad)]
-            for v in keep:
-                sub[v] = 1
-            yield from _fair_sccs(adj, keep, sub, fair, must)
+            yield from _fair_sccs(adj, keep, _Members(keep), fair, must)
             continue
         yield _FairScc(comp, taken)
 

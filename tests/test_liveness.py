@@ -344,3 +344,23 @@ def test_verdicts_agree_with_tlc(
     _, live = full_check(load_model(model, spec_dir))
     assert live is not None
     assert (r.kind.value, live.result) == (expected, expected)
+
+
+def test_strong_fairness_refines_an_scc_to_the_cycle_that_avoids_the_action() -> None:
+    # x: 0 -> 1 <-> 2 (Step) and 1 -> 0 (Back, no fairness); Go (y := 1) only at
+    # x = 0.  Under SF_vars(Go) the SCC {0, 1, 2} is unfair (Go enabled at 0, never
+    # taken), but with the states enabling Go removed, 1 <-> 2 is a fair cycle:
+    # <>(y = 1) is violated, by a lasso that cycles between x = 1 and x = 2.
+    def step(s: tuple[int, int]) -> tuple[int, int] | None:
+        return ({0: 1, 1: 2, 2: 1}[s[0]], 0) if s[1] == 0 else None
+
+    def back(s: tuple[int, int]) -> tuple[int, int] | None:
+        return (0, 0) if s == (1, 0) else None
+
+    fair = (Fairness("WF", "Step", (), "vars"), Fairness("SF", "Go", (), "vars"))
+    toy = _Toy((("Step", step), ("Back", back), ("Go", _go)), 5, fair, lambda s: s[1] == 1)
+    holds, lines = _verdict(toy)
+    assert not holds
+    cycle = lines[lines.index("State 2: <Step()>") :]
+    assert cycle[-1] in ("Back to state 2.", "Back to state 3.")
+    assert "/\\ x = 0\n/\\ y = 0" not in cycle
