@@ -82,11 +82,14 @@ def get_session(config: SparkConfig | None = None, *, quiet: bool = True) -> Spa
             " (pip install -e .)",
             code="RL-ENV-SPARK",
         ) from None
+    builder = SparkSession.builder.appName(cfg.app_name)
+    # Under spark-submit (it starts the JVM first and hands Python its gateway), its
+    # --master and --driver-memory are the user's choice: setting them here would
+    # silently run a job submitted to a cluster in local mode.
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        builder = builder.master(cfg.master).config("spark.driver.memory", cfg.driver_memory)
     builder = (
-        SparkSession.builder.appName(cfg.app_name)
-        .master(cfg.master)
-        .config("spark.driver.memory", cfg.driver_memory)
-        .config("spark.ui.enabled", "false")
+        builder.config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "true")
         .config("spark.sql.shuffle.partitions", str(cfg.shuffle_partitions))
         .config("spark.default.parallelism", str(max(cfg.shuffle_partitions, 2)))

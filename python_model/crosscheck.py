@@ -47,14 +47,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
 from redletter.errors import InputError, InternalError, RedletterError
 from redletter.manifest import ModelEntry, load_manifest
 from redletter.python_model.actions import ACTION_NAMES, successors
+from redletter.python_model.cl_engine import ChandyLamportEngine
 from redletter.python_model.config import ModelConfig, load_model
 from redletter.python_model.dot import DotNode, iter_dot, unescape_label
+from redletter.python_model.engine import Engine
 from redletter.python_model.explore import ExploreResult, Graph, explore, parent_chain
+from redletter.python_model.liveness import check_liveness, fair_bit_table, temporal_of
 from redletter.python_model.state import TLA_NAMES, State, from_tla, to_tla
 from redletter.python_model.values import State as TlaState
 from redletter.python_model.values import Value, parse_state, parse_value, print_state, print_value
@@ -276,6 +279,105 @@ def read_tlc_graph(cfg: ModelConfig, path: Path, reader: LabelReader) -> TlcGrap
     )
 
 
+# --------------------------------------------------------------------------- streaming
+
+
+def _read_into_ids(
+    model: str, spec_dir: str, dot_path: str
+) -> tuple[bytes, list[list[object]], dict[str, object]]:
+    """In a child process: read a DOT dump (a FIFO TLC is writing, or a file) and
+    return its states as per-variable value ids, the value tables, and the rest of
+    the graph -- compact to send back (the values repeat: a few thousand distinct
+    variable values for a million states).  The objects the memo shares are keyed by
+    ``id()``, so no value is hashed twice."""
+    cfg = load_model(model, Path(spec_dir))
+    from redletter.python_model.actions import init_states
+
+    reader = LabelReader(cfg, init_states(cfg)[0])
+    try:
+        g = read_tlc_graph(cfg, Path(dot_path), reader)
+    except RedletterError as e:
+        # keep TLC writing (a full pipe would stop it), and raise a picklable error
+        with open(dot_path, "rb") as rest_of_it:
+            while rest_of_it.read(1 << 20):
+                pass
+        raise RuntimeError(f"error[{e.code}]: {e.message}") from None
+    width = len(TLA_NAMES)
+    tables: list[list[object]] = [[] for _ in range(width)]
+    index: list[dict[int, int]] = [{} for _ in range(width)]
+    ids: array[int] = array("I")
+    for st in g.states:
+        for pos, value in enumerate(st.key()):
+            known = index[pos].get(id(value))
+            if known is None:
+                known = index[pos][id(value)] = len(tables[pos])
+                tables[pos].append(value)
+            ids.append(known)
+    rest = {
+        "fps": g.fps.tobytes(),
+        "initial": g.initial,
+        "edge_src": g.edge_src.tobytes(),
+        "edge_action": g.edge_action.tobytes(),
+        "edge_dst": g.edge_dst.tobytes(),
+        "actions": g.actions,
+        "stutter_lines": g.stutter_lines,
+        "stutter_other": g.stutter_other,
+        "seconds": g.seconds,
+        "labels": reader.count,
+        "parsed": reader.misses,
+    }
+    return ids.tobytes(), tables, rest
+
+
+def _from_ids(ids_bytes: bytes, tables: list[list[object]], rest: Mapping[str, object]) -> TlcGraph:
+    """The :class:`TlcGraph` the child process read (states rebuilt from value ids)."""
+    ids: array[int] = array("I")
+    ids.frombytes(ids_bytes)
+    width = len(tables)
+    t = tables
+    states = [
+        State(*(t[p][ids[i + p]] for p in range(width)))  # type: ignore[arg-type]
+        for i in range(0, len(ids), width)
+    ]
+
+    def arr(code: str, key: str) -> array[int]:
+        a: array[int] = array(code)
+        a.frombytes(rest[key])  # type: ignore[arg-type]
+        return a
+
+    return TlcGraph(
+        states=states,
+        fps=arr("q", "fps"),
+        initial=list(rest["initial"]),  # type: ignore[call-overload]
+        edge_src=arr("i", "edge_src"),
+        edge_action=arr("b", "edge_action"),
+        edge_dst=arr("i", "edge_dst"),
+        actions=list(rest["actions"]),  # type: ignore[call-overload]
+        stutter_lines=int(rest["stutter_lines"]),  # type: ignore[call-overload]
+        stutter_other=int(rest["stutter_other"]),  # type: ignore[call-overload]
+        seconds=float(rest["seconds"]),  # type: ignore[arg-type]
+    )
+
+
+def graph_only_spec(spec_dir: Path, model: str, into: Path) -> Path:
+    """A copy of ``spec_dir`` whose ``model``.cfg keeps the constants, the
+    SPECIFICATION and the CONSTRAINT and drops every INVARIANT and PROPERTY: TLC then
+    only builds (and dumps) the state graph, which is what the cross-check compares;
+    the invariants are checked by ``redletter check`` and the Python explorer."""
+    shutil.copytree(spec_dir, into, dirs_exist_ok=True)
+    cfg = into / f"{model}.cfg"
+    out: list[str] = []
+    dropping = False
+    for line in cfg.read_text(encoding="utf-8").splitlines():
+        words = line.split()
+        if words and not line[:1].isspace() and words[0].isupper():
+            dropping = words[0] in ("INVARIANT", "INVARIANTS", "PROPERTY", "PROPERTIES")
+        if not dropping:
+            out.append(line)
+    cfg.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return into
+
+
 # --------------------------------------------------------------------------- results
 
 
@@ -352,6 +454,7 @@ class CrosscheckResult:
     counts: Mapping[str, int] = field(default_factory=dict)  #: difference counts by kind
     seconds: Mapping[str, float] = field(default_factory=dict)  #: time per phase
     violated: str | None = None  #: the invariant both engines found violated (must-fail)
+    liveness: str | None = None  #: the Python liveness verdict, when the cfg has liveness
 
     @property
     def exact(self) -> bool:
@@ -365,22 +468,31 @@ class CrosscheckResult:
             return "MISMATCH"
         if self.mode == "violation":
             return f"same violation ({self.violated})"
-        return f"exact ({self.distinct}/{self.total})"
+        if self.mode == "liveness":
+            return "same verdict (liveness failure)"
+        live = ", liveness agrees" if self.liveness is not None else ""
+        return f"exact ({self.distinct}/{self.total}{live})"
 
 
 def format_result(r: CrosscheckResult) -> list[str]:
     """The lines printed for a cross-check: the verdict, then every problem and the
     first differences with a shortest path each."""
     if r.exact:
+        if r.mode == "liveness":
+            return [
+                f"{r.model}: cross-check exact: TLC and the Python model both report a"
+                f" liveness failure (Python: {r.violated})."
+            ]
         if r.mode == "violation":
             return [
                 f"{r.model}: cross-check exact: TLC and the Python model both report"
                 f" {r.violated} violated (Python counterexample: {r.total} states,"
                 f" TLC's: {r.counts.get('tlc trace', 0)})."
             ]
+        live = f"; liveness: {r.liveness} in both" if r.liveness is not None else ""
         return [
             f"{r.model}: cross-check exact: {r.distinct} states, {r.total} states generated,"
-            f" {r.counts.get('edges', 0)} edges, the same in TLC and the Python model."
+            f" {r.counts.get('edges', 0)} edges, the same in TLC and the Python model{live}."
         ]
     lines = [f"{r.model}: cross-check MISMATCH"]
     lines += [f"  {p}" for p in r.problems]
@@ -673,8 +785,11 @@ def crosscheck_run(
     entry: ModelEntry | None,
     py: ExploreResult | None = None,
     on_phase: Callable[[str], None] | None = None,
+    tlc_graph: TlcGraph | None = None,
+    liveness: bool = True,
 ) -> CrosscheckResult:
-    """Cross-check a finished TLC run (its DOT dump at ``dot_path``) with the Python
+    """Cross-check a finished TLC run (its DOT dump at ``dot_path``, or the graph
+    already read from it, ``tlc_graph``) with the Python
     model (explored here unless ``py`` is given, with ``graph=True``).  ``entry`` is
     the model's manifest row, if it has one: a row that expects a failure, or a run
     where TLC found one, compares the verdicts only."""
@@ -683,32 +798,100 @@ def crosscheck_run(
         if on_phase is not None:
             on_phase(name)
 
+    live_fail = (
+        entry.expect == "liveness failure"
+        if entry is not None
+        else tlc_result.kind is ResultKind.LIVENESS_FAILURE
+    )
     must_fail = (
         entry.expect != "success"
         if entry is not None
-        else tlc_result.kind is ResultKind.SAFETY_FAILURE
+        else tlc_result.kind in (ResultKind.SAFETY_FAILURE, ResultKind.LIVENESS_FAILURE)
     )
     seconds: dict[str, float] = {"tlc": tlc_result.seconds}
-    if py is None:
+    engine = ChandyLamportEngine(cfg)
+    temporal = temporal_of(engine) if cfg.liveness and liveness else None
+    if py is None or (
+        temporal is not None and temporal.fairness and py.graph is not None and not py.graph.enabled
+    ):
         phase("explore")
         t0 = time.perf_counter()
-        py = explore(cfg, graph=not must_fail)
+        py = explore_for_crosscheck(
+            engine, must_fail=must_fail and not live_fail, liveness=liveness
+        )
         seconds["explore"] = time.perf_counter() - t0
     else:
         seconds["explore"] = py.seconds
+    if live_fail:
+        return _with_seconds(compare_liveness_failure(engine, tlc_result, py), seconds)
     if must_fail:
         return _with_seconds(compare_violation(cfg, tlc_result, py), seconds)
     if py.graph is None or not py.graph.states:
         raise InternalError(f"the Python model of {cfg.name} kept no graph or has no state")
     phase("parse")
-    reader = LabelReader(cfg, py.graph.states[py.graph.initial[0]])
-    tlc = read_tlc_graph(cfg, dot_path, reader)
+    if tlc_graph is None:
+        reader = LabelReader(cfg, py.graph.states[py.graph.initial[0]])
+        tlc = read_tlc_graph(cfg, dot_path, reader)
+    else:
+        tlc = tlc_graph
     seconds["parse"] = tlc.seconds
     phase("compare")
     manifest_distinct = entry.distinct if entry is not None else None
     r = compare_graphs(cfg, tlc, tlc_result, py, manifest_distinct=manifest_distinct)
     seconds["compare"] = r.seconds["compare"]
+    if temporal is not None and py.violation is None:
+        phase("liveness")
+        live, _ = check_liveness(engine, explored=py, temporal=temporal)
+        seconds["liveness"] = live.seconds
+        problems = list(r.problems)
+        if live.result != tlc_result.kind.value:
+            problems.append(f"liveness: TLC {tlc_result.kind.value}, Python {live.result}")
+        r = replace(r, problems=tuple(problems), liveness=live.result)
     return _with_seconds(r, seconds)
+
+
+def explore_for_crosscheck(
+    engine: Engine[Any], *, must_fail: bool, liveness: bool = True
+) -> ExploreResult:
+    """The Python side of a cross-check: the graph (unless the model must fail a
+    safety property), with the fairness data when the cfg has temporal properties."""
+    if must_fail:
+        return explore(engine)
+    if engine.liveness and liveness:
+        bits = fair_bit_table(engine, temporal_of(engine).fairness)
+        return explore(engine, fair_bits=bits)
+    return explore(engine, graph=True)
+
+
+def compare_liveness_failure(
+    engine: Engine[Any], tlc_result: TlcResult, py: ExploreResult
+) -> CrosscheckResult:
+    """For a model that must fail a temporal property: both engines report a
+    liveness failure (TLC 2.15 does not name the property, so only the verdict is
+    compared) and the Python model no safety violation first."""
+    problems: list[str] = []
+    if tlc_result.kind is not ResultKind.LIVENESS_FAILURE:
+        problems.append(f"TLC found no liveness violation: {tlc_result.describe()}")
+    violated: str | None = None
+    if py.violation is not None:
+        problems.append(f"the Python model found a safety violation first: {py.violation.name}")
+    else:
+        live, _ = check_liveness(engine, explored=py)
+        v = live.violated
+        if v is None:
+            problems.append("the Python model found no liveness violation")
+        else:
+            violated = v.prop.label
+    return CrosscheckResult(
+        model=engine.name,
+        mode="liveness",
+        distinct=py.distinct,
+        total=py.total,
+        problems=tuple(problems),
+        differences=(),
+        violated=violated,
+        liveness="liveness failure" if violated else "success",
+    )
 
 
 def _with_seconds(r: CrosscheckResult, seconds: dict[str, float]) -> CrosscheckResult:
@@ -741,26 +924,50 @@ def crosscheck(
     *,
     workers: int = 2,
     parallel: bool = True,
+    graph_only: bool = False,
     on_phase: Callable[[str], None] | None = None,
 ) -> CrosscheckResult:
-    """Run TLC on ``model`` with the state graph dumped to a temporary directory
-    (deleted afterwards), then cross-check it with the Python model.
+    """Run TLC on ``model`` with the state graph dumped, then cross-check it with the
+    Python model.
 
-    With ``parallel`` the Python model explores while TLC runs (TLC is another
-    process; the thread that waits for it holds no lock), so the wall time is about
-    the longer of the two, not their sum; the phase times are then each one's own."""
+    The dump is never written to disk: TLC writes it into a named pipe that a child
+    process reads and parses while TLC runs (the label memo keeps it well ahead of
+    TLC), and sends the graph back as value ids (see :func:`_read_into_ids`).  With
+    ``parallel`` the Python model also explores while TLC runs.  ``graph_only`` runs
+    TLC on a copy of the cfg without invariants and properties (see
+    :func:`graph_only_spec`): for models that pass, when only the graphs are to be
+    compared (the verdicts are ``redletter check``'s); the phase times are each one's
+    own (``tlc``, ``explore``, ``parse`` = the reader's time, ``parse tail`` = the wait
+    for it after TLC ended, ``rebuild``, ``compare``)."""
+    import multiprocessing as mp
+
     cfg = load_model(model, project.spec_dir)
     entry = _entry(project.manifest_path, model)
     require_java()
     jar = require_tlc_jar(project.cache_dir)
     must_fail = entry is not None and entry.expect != "success"
+    if graph_only and must_fail:
+        raise InputError(
+            f"{model} must fail ({entry.expect if entry else ''}): its cross-check compares"
+            " verdicts, so it needs the invariants; run it without --graph-only",
+            code="RL-INPUT-MODEL",
+        )
     with tempfile.TemporaryDirectory(prefix="redletter-crosscheck-") as tmp:
         base = Path(tmp) / model
+        spec_dir = (
+            graph_only_spec(project.spec_dir, model, Path(tmp) / "spec")
+            if graph_only
+            else project.spec_dir
+        )
+        dot = base.with_suffix(".dot")
+        stream = not must_fail
+        if stream:
+            os.mkfifo(dot)
 
         def run() -> TlcResult:
             return run_tlc(
                 model,
-                spec_dir=project.spec_dir,
+                spec_dir=spec_dir,
                 jar=jar,
                 cache_dir=project.cache_dir,
                 check_deadlock=entry.check_deadlock if entry is not None else False,
@@ -771,18 +978,85 @@ def crosscheck(
         if on_phase is not None:
             on_phase("tlc")
         py: ExploreResult | None = None
-        if parallel:
-            with ThreadPoolExecutor(max_workers=1) as pool:
-                pending = pool.submit(run)
+        live_fail = entry is not None and entry.expect == "liveness failure"
+        engine = ChandyLamportEngine(cfg)
+        ctx = mp.get_context("spawn")
+        with ThreadPoolExecutor(max_workers=2) as pool, ctx.Pool(1) as readers:
+            pending = pool.submit(run)
+            reading = (
+                readers.apply_async(_read_into_ids, (model, str(project.spec_dir), str(dot)))
+                if stream
+                else None
+            )
+            if parallel:
                 if on_phase is not None:
                     on_phase("explore")
-                py = explore(cfg, graph=not must_fail)
-                result = pending.result()
-        else:
-            result = run()
-        dot = base.with_suffix(".dot")
-        _require_dot(result, dot)
-        return crosscheck_run(cfg, result, dot, entry=entry, py=py, on_phase=on_phase)
+                t0 = time.perf_counter()
+                py = explore_for_crosscheck(
+                    engine, must_fail=must_fail and not live_fail, liveness=not graph_only
+                )
+                explore_seconds = time.perf_counter() - t0
+            result = pending.result()
+            t_end = time.perf_counter()
+            tlc_graph: TlcGraph | None = None
+            tail = rebuild = 0.0
+            if reading is not None:
+                while not reading.ready():  # TLC ended before opening it: end the reader
+                    _release_fifo(dot)
+                    reading.wait(0.5)
+                try:
+                    ids, tables, rest = reading.get()
+                except Exception:
+                    if result.kind is ResultKind.SUCCESS:
+                        raise
+                    return _tlc_failed(cfg, result)
+                tail = time.perf_counter() - t_end
+                t1 = time.perf_counter()
+                tlc_graph = _from_ids(ids, tables, rest)
+                rebuild = time.perf_counter() - t1
+        if py is None:
+            t0 = time.perf_counter()
+            py = explore_for_crosscheck(
+                engine, must_fail=must_fail and not live_fail, liveness=not graph_only
+            )
+            explore_seconds = time.perf_counter() - t0
+        r = crosscheck_run(
+            replace(cfg, liveness=()) if graph_only else cfg,
+            result,
+            dot,
+            entry=entry,
+            py=py,
+            on_phase=on_phase,
+            tlc_graph=tlc_graph,
+            liveness=not graph_only,
+        )
+        seconds = dict(r.seconds)
+        seconds["explore"] = explore_seconds
+        if tlc_graph is not None:
+            seconds["parse tail"] = tail
+            seconds["rebuild"] = rebuild
+        return replace(r, seconds=seconds)
+
+
+def _release_fifo(fifo: Path) -> None:
+    """Open the write end of ``fifo`` once and close it: a reader still waiting for
+    a writer (TLC ended before it opened the dump) then sees the end of the file."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        return  # no reader waiting (ENXIO): it already has its writer and its end
+    os.close(fd)
+
+
+def _tlc_failed(cfg: ModelConfig, result: TlcResult) -> CrosscheckResult:
+    return CrosscheckResult(
+        model=cfg.name,
+        mode="graph",
+        distinct=0,
+        total=0,
+        problems=(f"TLC did not succeed: {result.describe()}",),
+        differences=(),
+    )
 
 
 def _require_dot(result: TlcResult, dot: Path) -> None:

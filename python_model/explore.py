@@ -21,6 +21,18 @@ toy spec (``x, y`` from 0, Next increments one of them, ``CONSTRAINT x + y <= 2`
 The explorer mirrors all of that; invariants are checked when a state is generated
 (as TLC does), so the first violation is found at the shallowest level and the
 counterexample (rebuilt from BFS parents) is a shortest one.
+
+It runs on any :class:`~redletter.python_model.engine.Engine` (a
+:class:`~redletter.python_model.config.ModelConfig` is wrapped in the Chandy-Lamport
+engine).  With ``fair_bits`` (one bit index per action instance of the engine, -1
+for instances no fairness condition names: see
+:mod:`redletter.python_model.liveness`) it also records what the liveness check
+needs: the fairness bit of every edge and, per state, the bitmask of the fair
+instances that are *enabled* there.  TLC 2.15 evaluates ``ENABLED`` on the action
+itself, constraint or not (measured on the jar: with ``CONSTRAINT x <= 2``, ``WF(A)``
+for ``A == x' = x + 1`` makes stuttering at ``x = 2`` unfair although A's successor
+is outside the constraint), so a successor outside the constraint counts as enabling
+its instance too; a step that leaves the state unchanged does not (``<<A>>_vars``).
 """
 
 from __future__ import annotations
@@ -30,21 +42,31 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 from redletter.errors import InternalError
-from redletter.python_model.actions import (
-    ACTION_NAMES,
-    Params,
-    app_action_bound,
-    fast_successors,
-    init_states,
-    successors,
-)
+from redletter.python_model.cl_engine import ChandyLamportEngine
 from redletter.python_model.config import ModelConfig
-from redletter.python_model.invariants import Checker
-from redletter.python_model.state import State
+from redletter.python_model.engine import Engine, Params
 
-__all__ = ["ExploreProgress", "ExploreResult", "Graph", "Step", "Violation", "explore"]
+__all__ = [
+    "ExploreProgress",
+    "ExploreResult",
+    "Graph",
+    "Step",
+    "Violation",
+    "as_engine",
+    "explore",
+    "parent_chain",
+    "path_steps",
+]
+
+
+def as_engine(model: ModelConfig | Engine[Any]) -> Engine[Any]:
+    """The engine of a model: a :class:`ModelConfig` is Chandy-Lamport's."""
+    if isinstance(model, ModelConfig):
+        return ChandyLamportEngine(model)
+    return model
 
 
 @dataclass(frozen=True)
@@ -53,7 +75,7 @@ class Step:
 
     action: str
     params: Params
-    state: State
+    state: Any
 
 
 @dataclass(frozen=True)
@@ -74,21 +96,28 @@ class Violation:
 class Graph:
     """The labelled state graph of distinct (constraint-satisfying) states.
 
-    ``states[i]`` is state id ``i`` (BFS order); edge ``j`` is ``edge_src[j] --
-    ACTION_NAMES[edge_action[j]] --> edge_dst[j]``, one per generated transition
-    between distinct states, like TLC's DOT dump.
+    ``states[i]`` is state id ``i`` (BFS order, ``parent[i]`` its BFS parent, -1 for
+    an initial state); edge ``j`` is ``edge_src[j] -- action_names[edge_action[j]] -->
+    edge_dst[j]``, one per generated transition between distinct states, like TLC's
+    DOT dump, in the order of their sources.  ``edge_bit`` and ``enabled`` are filled
+    when the exploration tracked fairness (see the module docstring), else empty.
     """
 
-    states: tuple[State, ...]
+    states: tuple[Any, ...]
     initial: tuple[int, ...]
     edge_src: array[int]
     edge_action: array[int]
     edge_dst: array[int]
+    parent: array[int]
+    action_names: tuple[str, ...]
+    edge_bit: array[int]
+    enabled: Sequence[int]
 
     def edges(self) -> list[tuple[int, str, int]]:
         """The edges as (src, action name, dst)."""
+        names = self.action_names
         return [
-            (s, ACTION_NAMES[a], d)
+            (s, names[a], d)
             for s, a, d in zip(self.edge_src, self.edge_action, self.edge_dst, strict=True)
         ]
 
@@ -136,43 +165,59 @@ def parent_chain(parent: Sequence[int], last: int) -> list[int]:
     return chain
 
 
+def path_steps(engine: Engine[Any], path: Sequence[Any], actions: Sequence[int] = ()) -> list[Step]:
+    """The steps of a path of states (the first is "Init"): each step's action and
+    parameters are those of the first successor of its source equal to its target
+    (and of action ``actions[i - 1]`` when given, for graphs with parallel edges)."""
+    names = engine.action_names
+    steps = [Step("Init", {}, path[0])]
+    for n, (s, t) in enumerate(pairwise(path)):
+        want = actions[n] if n < len(actions) else None
+        for action, raw, u in engine.successors(s):
+            if u == t and (want is None or action == want):
+                steps.append(Step(names[action], engine.params(action, raw), t))
+                break
+        else:  # pragma: no cover - a graph edge is always a successor
+            raise InternalError("counterexample reconstruction lost a step")
+    return steps
+
+
 def _trace(
-    cfg: ModelConfig, states: list[State], parent: array[int], last: int, extra: State | None
+    engine: Engine[Any], states: list[Any], parent: array[int], last: int, extra: Any
 ) -> tuple[Step, ...]:
     path = [states[i] for i in parent_chain(parent, last)]
     if extra is not None:
         path.append(extra)
-    steps = [Step("Init", {}, path[0])]
-    for s, t in pairwise(path):
-        for name, params, u in successors(cfg, s):
-            if u == t:
-                steps.append(Step(name, params, t))
-                break
-        else:  # pragma: no cover - a BFS parent always has the child as a successor
-            raise InternalError("counterexample reconstruction lost a step")
-    return tuple(steps)
+    return tuple(path_steps(engine, path))
 
 
 def explore(
-    cfg: ModelConfig,
+    model: ModelConfig | Engine[Any],
     *,
     graph: bool = False,
+    fair_bits: Sequence[int] | None = None,
     on_progress: Callable[[ExploreProgress], None] | None = None,
     progress_every: int = 20_000,
 ) -> ExploreResult:
     """Explore every state reachable under the cfg's CONSTRAINT, checking the cfg's
     invariants on every generated state and its action properties on every step;
-    stop at the first violation (as TLC does)."""
+    stop at the first violation (as TLC does).  ``fair_bits`` (implies ``graph``)
+    records the fairness data of the liveness check."""
+    engine = as_engine(model)
     start = time.perf_counter()
-    checker = Checker(cfg)
-    constrained = bool(cfg.constraints)
-    check_props = bool(cfg.properties)
-    states: list[State] = []
-    seen: dict[State, int] = {}
+    track = fair_bits is not None
+    graph = graph or track
+    constrained = engine.constrained
+    check_props = bool(engine.action_properties)
+    in_model = engine.in_model
+    states: list[Any] = []
+    seen: dict[Any, int] = {}
     parent: array[int] = array("q")
     e_src: array[int] = array("i")
     e_act: array[int] = array("b")
     e_dst: array[int] = array("i")
+    e_bit: array[int] = array("h")
+    enabled: list[int] = []
     initial: list[int] = []
     total = 0
     violation: Violation | None = None
@@ -180,16 +225,19 @@ def explore(
     def done(depth: int) -> ExploreResult:
         g = None
         if graph:
-            g = Graph(tuple(states), tuple(initial), e_src, e_act, e_dst)
+            g = Graph(
+                tuple(states), tuple(initial), e_src, e_act, e_dst, parent,
+                tuple(engine.action_names), e_bit, enabled,
+            )  # fmt: skip
         return ExploreResult(
-            cfg.name, len(states), total, depth, time.perf_counter() - start, violation, g
+            engine.name, len(states), total, depth, time.perf_counter() - start, violation, g
         )
 
-    for s in init_states(cfg):
+    violated_invariant = engine.violated_invariant
+    for s in engine.init_states():
         total += 1
-        in_model = not constrained or app_action_bound(cfg, s)
         new = True
-        if in_model:
+        if not constrained or in_model(s):
             if s in seen:
                 new = False
             else:
@@ -198,7 +246,7 @@ def explore(
                 states.append(s)
                 parent.append(-1)
         if new:
-            name = checker.violated_invariant(s)
+            name = violated_invariant(s)
             if name is not None:
                 violation = Violation(name, "invariant", (Step("Init", {}, s),))
                 return done(1)
@@ -209,16 +257,23 @@ def explore(
     depth = 1
     i = 0
     next_report = progress_every
-    violated_invariant = checker.violated_invariant
-    violated_property = checker.violated_property
+    violated_property = engine.violated_property
+    successors = engine.successors
+    iid = engine.instance_id
+    bits: Sequence[int] = fair_bits if fair_bits is not None else ()
     while i < len(states):
         if i == level_end:
             depth += 1
             level_end = len(states)
         s = states[i]
-        for action, _raw, t in fast_successors(cfg, s):
+        mask = 0
+        for action, raw, t in successors(s):
             total += 1
-            if not constrained or app_action_bound(cfg, t):
+            if track:
+                b = bits[iid(action, raw)]
+                if b >= 0 and t != s:
+                    mask |= 1 << b
+            if not constrained or in_model(t):
                 j = seen.get(t)
                 if j is None:
                     j = len(states)
@@ -228,25 +283,29 @@ def explore(
                     name = violated_invariant(t)
                     if name is not None:
                         violation = Violation(
-                            name, "invariant", _trace(cfg, states, parent, j, None)
+                            name, "invariant", _trace(engine, states, parent, j, None)
                         )
                         return done(depth + 1)
                 if graph:
                     e_src.append(i)
                     e_act.append(action)
                     e_dst.append(j)
+                    if track:
+                        e_bit.append(b)
             else:
                 name = violated_invariant(t)
                 if name is not None:
-                    violation = Violation(name, "invariant", _trace(cfg, states, parent, i, t))
+                    violation = Violation(name, "invariant", _trace(engine, states, parent, i, t))
                     return done(depth)
             if check_props:
                 name = violated_property(s, t)
                 if name is not None:
                     violation = Violation(
-                        name, "action property", _trace(cfg, states, parent, i, t)
+                        name, "action property", _trace(engine, states, parent, i, t)
                     )
                     return done(depth)
+        if track:
+            enabled.append(mask)
         i += 1
         if on_progress is not None and len(states) >= next_report:
             next_report = len(states) + progress_every

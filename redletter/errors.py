@@ -175,6 +175,14 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " domains; if TLC checks the same model without error, report a bug of the"
        " Python model",
        "README.md, section “Python model”"),
+    _E("RL-SPEC-TEMPORAL", _FAIL, ("UnsupportedFormula",),
+       "the Python liveness check cannot read a temporal formula of the spec (fairness"
+       " other than WF_vars/SF_vars of an action under \\A, or a property other than"
+       " ~>, []<>, <>[], <>, [] of state predicates); the message names the definition"
+       " and its line",
+       "rewrite the formula in the fragment the message names, or check that property"
+       " with TLC only (redletter check)",
+       "docs/engine.md"),
     _E("RL-MODEL-DISABLED", _FAIL, ("ActionDisabled",),
        "a step of a trace is not enabled in the state it is taken from (the message"
        " names the action and the guard that fails)",

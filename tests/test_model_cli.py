@@ -40,3 +40,26 @@ def test_explore_unknown_model(capsys: pytest.CaptureFixture[str]) -> None:
     err = capsys.readouterr().err
     assert code == 5
     assert err.startswith("error[RL-INPUT-MODEL]: unknown model 'MCNope' in ")
+
+
+def test_explore_liveness_failure_prints_the_lasso_and_draws_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    svg = tmp_path / "lasso.svg"
+    args = ["explore", "MCNeverForwardLivenessFailure", "--root", str(ROOT)]
+    code = main([*args, "--diagram", str(svg)])
+    text = capsys.readouterr().out
+    assert code == 1
+    assert (
+        "Checking temporal properties SnapshotsComplete under FairSpec (4 fairness conditions:"
+        " WF(ReceiveApp), WF(ReceiveRedLetter)) on 29 states and 33 edges: 1 instance(s) in"
+    ) in text
+    assert "Error: Temporal properties were violated." in text
+    violated = "Temporal property SnapshotsComplete[k = 1] is violated: Started(1) ~> Complete(1)"
+    assert violated in text
+    assert 'State 2: <StartSnapshot(p = "p1", k = 1)>\n' in text
+    assert 'State 3: <ReceiveRedLetter(c = <<"p1", "p2">>, i = 1)>\n' in text
+    assert "State 4: Stuttering" in text
+    assert "<svg" in svg.read_text()
+    assert main([*args, "--no-liveness"]) == 0
+    assert "Model checking completed. No error has been found." in capsys.readouterr().out

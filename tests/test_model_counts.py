@@ -32,6 +32,12 @@ def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
             entry.total,
             entry.depth,
         )
+    elif entry.expect == "liveness failure":
+        from redletter.python_model.liveness import full_check
+
+        explored, live = full_check(load_model(entry.model, SPEC))
+        assert explored.violation is None and live is not None
+        assert live.result == "liveness failure"
     else:
         assert entry.expect == "safety failure"
         assert result.violation is not None
@@ -47,6 +53,9 @@ def test_counterexample_replays_to_the_violation(entry: ModelEntry) -> None:
     from redletter.python_model.invariants import INVARIANTS
 
     cfg = load_model(entry.model, SPEC)
+    if entry.expect == "liveness failure":
+        _lasso_replays(entry)
+        return
     result = explore(cfg)
     assert result.violation is not None
     trace = result.violation.trace
@@ -58,6 +67,31 @@ def test_counterexample_replays_to_the_violation(entry: ModelEntry) -> None:
     assert not INVARIANTS[result.violation.name](cfg, s)
     for before in trace[:-1]:
         assert INVARIANTS[result.violation.name](cfg, before.state)
+
+
+def _lasso_replays(entry: ModelEntry) -> None:
+    """The lasso of a liveness failure is a behaviour: each step replays, the goal
+    never holds on it, and the cycle closes (or the last state may stutter)."""
+    from redletter.python_model.actions import init_states, step, successors
+    from redletter.python_model.liveness import full_check
+
+    cfg = load_model(entry.model, SPEC)
+    _, live = full_check(cfg)
+    assert live is not None and live.violated is not None
+    v = live.violated
+    assert v.lasso is not None and v.prop.q is not None
+    steps = v.lasso.steps
+    assert steps[0].action == "Init" and steps[0].state in init_states(cfg)
+    s = steps[0].state
+    for st in steps[1:]:
+        s = step(cfg, s, st.action, st.params)
+        assert s == st.state
+    assert any(v.prop.p(st.state) for st in steps)
+    start = next(i for i, st in enumerate(steps) if v.prop.p(st.state))
+    assert not any(v.prop.q(st.state) for st in steps[start:])
+    if v.lasso.back_to is not None:  # the cycle's last state steps back to its first
+        back = steps[v.lasso.back_to - 1].state
+        assert any(t == back for _, _, t in successors(cfg, s))
 
 
 def test_graph_has_one_edge_per_generated_transition_inside_the_constraint() -> None:

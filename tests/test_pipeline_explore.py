@@ -105,3 +105,16 @@ def test_out_must_not_be_a_foreign_directory(spark: SparkSession, tmp_path: Path
     assert e.value.message == (
         f"{tmp_path}: exists and is not a graph directory; refusing to overwrite it"
     )
+
+
+@pytest.mark.slow
+def test_the_visited_anti_join_gives_the_broadcasts_counts(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # a visited set of more than 100 fingerprints is no longer broadcast: levels 6 on
+    # anti-join the candidates with the visited fingerprints kept as an RDD
+    cfg = load_model("MCToken2", SPEC)
+    result = explore_spark(spark, cfg, tmp_path / "g", graph=False, broadcast_limit=100)
+    row = MANIFEST["MCToken2"]
+    assert (result.distinct, result.total, result.depth) == (row.distinct, row.total, row.depth)
+    assert result.violation is None and not (tmp_path / "g" / "states").exists()

@@ -24,8 +24,10 @@ from redletter.cli.options import ModelArg, RootOption, WorkersOption, done, pro
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redletter.python_model.config import ModelConfig
-    from redletter.python_model.explore import Graph
+    from redletter.python_model.explore import Graph, Step
 
 __all__ = ["app"]
 
@@ -68,40 +70,109 @@ def explore_cmd(
     states: Annotated[
         bool, typer.Option("--states", help="With a violation, also print each trace state.")
     ] = False,
+    liveness: Annotated[
+        bool,
+        typer.Option(
+            "--liveness/--no-liveness",
+            help="Check the cfg's temporal properties under its SPECIFICATION's fairness"
+            " (the default when the cfg lists any).",
+        ),
+    ] = True,
+    diagram: Annotated[
+        Path | None,
+        typer.Option(
+            "--diagram", help="Draw the counterexample here as a space-time diagram (SVG)."
+        ),
+    ] = None,
     root: RootOption = None,
 ) -> None:
-    """Explore MODEL breadth-first with the Python model (same counts as TLC)."""
-    from redletter.cli.live import explore_progress
+    """Explore MODEL breadth-first with the Python model (same counts as TLC): its
+    invariants and action properties and, under the spec's fairness, its temporal
+    properties."""
+    from redletter.cli.live import explore_progress, status
+    from redletter.python_model.cl_engine import ChandyLamportEngine
     from redletter.python_model.config import load_model
     from redletter.python_model.explore import explore
+    from redletter.python_model.liveness import (
+        check_liveness,
+        fair_bit_table,
+        format_lasso,
+        temporal_of,
+    )
     from redletter.python_model.state import to_tla
     from redletter.python_model.values import print_state
 
     cfg = load_model(model, project(root).spec_dir)
+    engine = ChandyLamportEngine(cfg)
+    temporal = temporal_of(engine) if liveness and cfg.liveness else None
+    bits = fair_bit_table(engine, temporal.fairness) if temporal is not None else None
     with explore_progress(model) as report:
-        result = explore(cfg, graph=graph is not None, on_progress=report)
-    ui.lines(ui.explore_lines(result))
+        result = explore(engine, graph=graph is not None, fair_bits=bits, on_progress=report)
+    ui.lines(ui.explore_lines(result, liveness=temporal is not None))
+    steps = result.violation.trace if result.violation is not None else None
+    failed = result.violation is not None
     if states and result.violation is not None:
         for n, st in enumerate(result.violation.trace, start=1):
             ui.info(f"State {n}:\n{print_state(to_tla(cfg, st.state))}")
+    if temporal is not None and result.violation is None:
+        with status(f"checking the temporal properties of {model}"):
+            live, _ = check_liveness(engine, explored=result, temporal=temporal)
+        ui.lines(ui.liveness_lines(live))
+        v = live.violated
+        if v is not None:
+            failed = True
+            ui.lines(format_lasso(engine, v))
+            steps = v.lasso.steps if v.lasso is not None else None
     if graph is not None and result.graph is not None:
         _write_graph(graph, cfg, model, result.graph)
         ui.info(f"Graph written to {graph}")
-    done(Exit.OK if result.violation is None else Exit.FAIL)
+    if diagram is not None:
+        if steps is None:
+            ui.info("No counterexample, so no diagram.")
+        else:
+            _draw(cfg, steps, diagram, f"{model}: counterexample")
+    done(Exit.FAIL if failed else Exit.OK)
+
+
+def _draw(cfg: ModelConfig, steps: Sequence[Step], out: Path, title: str) -> None:
+    """A counterexample (its first step "Init") as a space-time diagram."""
+    from redletter.render.diagram import render_svg
+    from redletter.render.teach import diagram_of_trace
+
+    schedule = [(st.action, st.params) for st in steps[1:]]
+    svg = render_svg(diagram_of_trace(cfg, steps[0].state, schedule, title=title), step_width=60)
+    try:
+        out.write_text(svg, encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot write the diagram: {e.strerror}", path=str(out)) from e
+    ui.info(f"Diagram of the counterexample written to {out} ({len(schedule)} steps)")
 
 
 @app.command("crosscheck")
-def crosscheck_cmd(model: ModelArg, workers: WorkersOption = 2, root: RootOption = None) -> None:
-    """Cross-check MODEL: TLC's state graph and the Python model's, exactly.
+def crosscheck_cmd(
+    model: ModelArg,
+    workers: WorkersOption = 2,
+    graph_only: Annotated[
+        bool,
+        typer.Option(
+            "--graph-only",
+            help="TLC builds the graph without checking invariants or properties (faster;"
+            " the graphs are compared, the verdicts are left to redletter check).",
+        ),
+    ] = False,
+    root: RootOption = None,
+) -> None:
+    """Cross-check MODEL: TLC's state graph and the Python model's, exactly, and the
+    verdicts (invariants, action properties, liveness).
 
-    Exit 0 when they agree (for a model that must fail: the same violated invariant),
-    1 on any difference, printed with a shortest path to each."""
+    Exit 0 when they agree (for a model that must fail: the same verdict), 1 on any
+    difference, printed with a shortest path to each."""
     from redletter.cli.live import crosscheck_status
     from redletter.python_model.crosscheck import crosscheck
 
     proj = project(root)
     with crosscheck_status(model) as phase:
-        result = crosscheck(model, proj, workers=workers, on_phase=phase)
+        result = crosscheck(model, proj, workers=workers, graph_only=graph_only, on_phase=phase)
     ui.report_crosscheck(result)
     done(Exit.OK if result.exact else Exit.FAIL)
 

@@ -110,6 +110,52 @@ def explore_cmd(
     done(code)
 
 
+cluster_app = typer.Typer(
+    help="A Spark standalone cluster on 127.0.0.1 (master and workers from pyspark's"
+    " bin/spark-class), for spark-submit --master spark://...",
+    no_args_is_help=True,
+)
+app.add_typer(cluster_app, name="cluster")
+
+ClusterDir = Annotated[
+    Path,
+    typer.Option(
+        "--dir", help="Where the logs and cluster.json go (default .cache/spark-cluster)."
+    ),
+]
+
+
+@cluster_app.command("up")
+def cluster_up_cmd(
+    workers: Annotated[int, typer.Option(help="Number of workers.")] = 1,
+    cores: Annotated[int, typer.Option(help="Cores per worker.")] = 2,
+    memory: Annotated[str, typer.Option(help="Memory per worker.")] = "2g",
+    port: Annotated[int, typer.Option(help="The master's port.")] = 7077,
+    directory: ClusterDir = Path(".cache/spark-cluster"),
+) -> None:
+    """Start a master and its workers; print the master URL for spark-submit."""
+    from redletter.pipeline.cluster import start_standalone
+
+    c = start_standalone(directory, workers=workers, cores=cores, memory=memory, port=port)
+    ui.info(f"Spark standalone master {c.master_url} (web UI {c.web_ui}), {workers} worker(s)")
+    ui.info(
+        f"  PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit --master {c.master_url}"
+        " pipeline/jobs.py explore MODEL --graph DIR"
+    )
+    ui.info(f"  stop with: redletter pipeline cluster down --dir {directory}")
+    done(Exit.OK)
+
+
+@cluster_app.command("down")
+def cluster_down_cmd(directory: ClusterDir = Path(".cache/spark-cluster")) -> None:
+    """Stop the cluster started from --dir (exactly the processes it started)."""
+    from redletter.pipeline.cluster import stop_standalone
+
+    c = stop_standalone(directory)
+    ui.info("no cluster recorded there" if c is None else f"stopped {c.master_url}")
+    done(Exit.OK)
+
+
 def _against_manifest(manifest: Path, model: str, result: SparkExploreResult, code: Exit) -> Exit:
     """A passing model must reproduce the row's counts; a must-fail one must violate
     the row's property.  Read through the manifest's typed loader."""

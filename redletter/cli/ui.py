@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from redletter.python_model.apalache import ApalacheRow
     from redletter.python_model.crosscheck import CrosscheckResult
     from redletter.python_model.explore import ExploreResult
+    from redletter.python_model.liveness import LivenessResult
     from redletter.python_model.symbolic import Cti, SymParams, Trace
     from redletter.python_model.symbolic.concrete import CState
 
@@ -159,21 +160,44 @@ def report_apalache(row: ApalacheRow) -> None:
 # --------------------------------------------------------------------------- explore, crosscheck
 
 
-def explore_lines(r: ExploreResult) -> list[str]:
-    """The lines ``redletter explore`` prints for a result (TLC's words for the outcome)."""
+def explore_lines(r: ExploreResult, *, liveness: bool = False) -> list[str]:
+    """The lines ``redletter explore`` prints for a result (TLC's words for the outcome;
+    with ``liveness`` the verdict waits for the temporal properties)."""
     out = [
         f"{r.total:,} states generated, {r.distinct:,} distinct states found.",
         f"The depth of the complete state graph search is {r.depth}.",
         f"Explored in {r.seconds:.2f}s ({r.states_per_second:,.0f} distinct states/s).",
     ]
     if r.violation is None:
-        out.append("Model checking completed. No error has been found.")
+        if not liveness:
+            out.append("Model checking completed. No error has been found.")
         return out
     out.append(f"Error: {r.violation.describe()}")
     out.append("Error: The behavior up to this point is:")
     for n, st in enumerate(r.violation.trace, start=1):
         params = ", ".join(f"{k}={json.dumps(v)}" for k, v in st.params.items())
         out.append(f"{n}: {st.action}" + (f" {params}" if params else ""))
+    return out
+
+
+def liveness_lines(r: LivenessResult) -> list[str]:
+    """The lines of the liveness check: what was checked under which fairness, and
+    the verdict in TLC's words."""
+    kinds = sorted({f"{f.kind}({f.name})" for f in r.fairness})
+    fairness = (
+        f"{len(r.fairness)} fairness conditions: " + ", ".join(kinds)
+        if r.fairness
+        else "no fairness"
+    )
+    out = [
+        f"Checking temporal properties {', '.join(r.names)} under {r.specification}"
+        f" ({fairness}) on {r.distinct:,} states and {r.edges:,} edges:"
+        f" {len(r.verdicts)} instance(s) in {r.seconds:.2f}s.",
+    ]
+    if r.violated is None:
+        out.append("Model checking completed. No error has been found.")
+    else:
+        out.append("Error: Temporal properties were violated.")
     return out
 
 

@@ -1,0 +1,58 @@
+"""Which engine mirrors a model: :func:`load_engine` reads the model's ``MC*.tla``
+and returns the :class:`~redletter.python_model.engine.Engine` for its spec family.
+
+Today every model is Chandy-Lamport's (it EXTENDS one of the application wrappers of
+``ChandyLamport.tla``).  A new spec family (issue 13's variants) adds one entry to
+:data:`FAMILIES`: a predicate on the model's ``EXTENDS`` list and a loader; the
+explorer, the liveness check and the cross-check need nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from redletter.errors import InputError
+from redletter.python_model.cl_engine import ChandyLamportEngine
+from redletter.python_model.config import APP_WRAPPERS, available_models, load_model
+from redletter.python_model.engine import Engine
+from redletter.python_model.temporal import read_module_uses
+
+__all__ = ["FAMILIES", "load_engine"]
+
+
+def _chandy_lamport(name: str, spec_dir: Path) -> Engine[Any]:
+    return ChandyLamportEngine(load_model(name, spec_dir))
+
+
+#: (family, does a model whose MC module uses these modules belong to it?, loader)
+FAMILIES: Final[
+    list[tuple[str, Callable[[list[str]], bool], Callable[[str, Path], Engine[Any]]]]
+] = [
+    (
+        "ChandyLamport",
+        lambda uses: "ChandyLamport" in uses or any(m in APP_WRAPPERS for m in uses),
+        _chandy_lamport,
+    ),
+]
+
+
+def load_engine(name: str, spec_dir: Path) -> Engine[Any]:
+    """The engine of model ``name`` of ``spec_dir``."""
+    path = spec_dir / f"{name}.tla"
+    if not path.is_file() or not path.with_suffix(".cfg").is_file():
+        listed = ", ".join(available_models(spec_dir)) or "none"
+        raise InputError(
+            f"unknown model {name!r} in {spec_dir} (available: {listed})", code="RL-INPUT-MODEL"
+        )
+    uses = read_module_uses(path)
+    for _family, belongs, loader in FAMILIES:
+        if belongs(uses):
+            return loader(name, spec_dir)
+    raise InputError(
+        f"no Python engine mirrors the modules {name} uses ({', '.join(uses) or 'none'});"
+        " the engines: " + ", ".join(f for f, _, _ in FAMILIES),
+        path=str(path),
+        code="RL-INPUT-MODEL",
+    )
