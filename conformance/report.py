@@ -28,6 +28,7 @@ from pathlib import Path
 from redletter.conformance import protocol as p
 from redletter.conformance.judges.drive import JudgeResult
 from redletter.conformance.net import Observation
+from redletter.conformance.sandbox import SandboxReport
 from redletter.conformance.shrink import ShrinkResult
 from redletter.conformance.traces import Step, write_trace
 from redletter.conformance.verdict import Verdict
@@ -38,6 +39,7 @@ __all__ = [
     "diagram_events",
     "new_run_folder",
     "replay_command",
+    "sandbox_of",
     "show_step",
     "write_report",
 ]
@@ -151,6 +153,11 @@ def _result_json(r: JudgeResult) -> dict[str, object]:
     }
 
 
+def sandbox_of(results: Sequence[JudgeResult]) -> SandboxReport | None:
+    """The sandbox's layers of a run (the last judged trace's; None: nodes in-process)."""
+    return next((r.sandbox for r in reversed(results) if r.sandbox is not None), None)
+
+
 def _steps_table_html(steps: Sequence[Step]) -> str:
     rows = "".join(
         f"<tr><td>{i}</td><td>{escape(a)}</td><td>{escape(show_step(a, ps))}</td></tr>"
@@ -166,22 +173,27 @@ def write_report(
     node_cmd: str,
     hosted: bool = False,
     shrunk: ShrinkResult | None = None,
+    stopped: str = "",
 ) -> dict[str, Path]:
     """Write results.json, journal.ndjson, and for a failure shrunk.itf.json,
-    diagram.svg and report.html; return the paths written."""
+    diagram.svg and report.html; return the paths written.  ``stopped`` says why
+    traces were left unjudged (the run is then unknown unless one failed)."""
     out: dict[str, Path] = {}
     verdict = (
         Verdict.FAIL
         if any(r.verdict == Verdict.FAIL for r in results)
         else Verdict.UNKNOWN
-        if any(r.verdict == Verdict.UNKNOWN for r in results)
+        if stopped or not results or any(r.verdict == Verdict.UNKNOWN for r in results)
         else Verdict.PASS
     )
-    summary = {
+    sandbox = sandbox_of(results)
+    summary: dict[str, object] = {
         "verdict": verdict,
         "node": node_cmd,
         "traces": len(results),
         "counts": {v.value: sum(r.verdict == v for r in results) for v in Verdict},
+        "stopped": stopped or None,
+        "sandbox": sandbox.to_json() if sandbox is not None else None,
         "results": [_result_json(r) for r in results],
     }
     shown = shrunk.result if shrunk is not None else (results[-1] if results else None)
@@ -193,6 +205,8 @@ def write_report(
             "steps": len(shrunk.trace.steps),
             "from_steps": shrunk.original_steps,
             "runs": shrunk.runs,
+            "complete": shrunk.complete,
+            "seconds": round(shrunk.seconds, 3),
             "explanation": shrunk.result.explanation(),
             "replay": replay_command(folder.shrunk, node_cmd, hosted=hosted),
         }
@@ -218,6 +232,7 @@ def write_report(
         (folder.path / "diagram.svg").write_text(svg, encoding="utf-8")
         out["diagram"] = folder.path / "diagram.svg"
     replay = replay_command(folder.shrunk, node_cmd, hosted=hosted) if shrunk is not None else ""
+    counts = {v.value: sum(r.verdict == v for r in results) for v in Verdict}
     html = [
         "<!doctype html><html><head><meta charset='utf-8'><title>redletter conform</title>",
         "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
@@ -225,8 +240,10 @@ def write_report(
         ".fail{color:#c0392b}.pass{color:#1e8449}.unknown{color:#b9770e}</style></head><body>",
         f"<h1>redletter conform: <span class='{verdict}'>{verdict}</span></h1>",
         f"<p>node: <code>{escape(node_cmd)}</code>; traces judged: {len(results)} "
-        f"({', '.join(f'{k} {v}' for k, v in summary['counts'].items())})</p>",  # type: ignore[attr-defined]
+        f"({', '.join(f'{k} {v}' for k, v in counts.items())})</p>",
     ]
+    if stopped:
+        html.append(f"<p class='unknown'>Stopped early: {escape(stopped)}</p>")
     if shown is not None and shown.verdict != Verdict.PASS:
         html.append(f"<h2>Divergence</h2><p>{escape(shown.explanation())}</p>")
     if shrunk is not None:
@@ -237,6 +254,17 @@ def write_report(
         html.append(f"<h2>Replay</h2><pre>{escape(replay)}</pre>")
     if svg:
         html.append(f"<h2>Space-time diagram</h2>{svg}")
+    if sandbox is not None:
+        rows = "".join(
+            f"<tr><td>{escape(x.name)}</td><td class='{'pass' if x.active else 'unknown'}'>"
+            f"{'active' if x.active else 'not active'}</td><td>{escape(x.detail)}</td></tr>"
+            for x in sandbox.layers
+        )
+        html.append(
+            f"<h2>Sandbox ({escape(sandbox.mode)})</h2>"
+            f"<table><tr><th>layer</th><th>state</th><th>what it does, or why not</th></tr>"
+            f"{rows}</table>"
+        )
     html.append("</body></html>")
     (folder.path / "report.html").write_text("\n".join(html), encoding="utf-8")
     out["html"] = folder.path / "report.html"

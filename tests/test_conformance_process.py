@@ -25,7 +25,7 @@ from redletter.conformance.process import (
     NodeProtocolError,
     NodeTimeout,
     describe_status,
-    isolation_prefix,
+
 )
 from redletter.errors import Exit, InputError
 
@@ -179,7 +179,7 @@ def test_fork_child_is_killed(tmp_path: Path) -> None:
 
 
 def test_memory_hog(tmp_path: Path) -> None:
-    limits = Limits(request_timeout=20, grace=0.2, address_space=512 << 20)
+    limits = Limits(request_timeout=20, grace=0.2)
     with _node(tmp_path, "memory.py", limits=limits) as node, pytest.raises(NodeCrashed) as err:
         node.request(INIT)
     lines = err.value.message.splitlines()
@@ -233,7 +233,7 @@ def test_node_runs_in_its_own_directory(tmp_path: Path) -> None:
 
 
 needs_isolation = pytest.mark.skipif(
-    not isolation_prefix(), reason="unshare is missing or not permitted here: no isolation"
+    False, reason="unshare is missing or not permitted here: no isolation"
 )
 
 

@@ -64,7 +64,10 @@ reply, takes longer than the timeout, or writes too much is reported as failed
 its log); the harness kills its whole process group at the end.
 
 **Strictness.**  Unknown message types and unknown fields are errors, integers
-must be JSON integers (not `1.0`, not `true`), snapshot ids are integers >= 1.
+must be JSON integers (not `1.0`, not `true`) that fit in 64 bits (from -2^63 to
+2^63-1), snapshot ids are integers >= 1; `NaN` and `Infinity` are not JSON.
+Application payloads and markers are different messages (`{"type": "app",
+"payload": -1}` is an app message, never marker 1).
 
 **Steps and the spec's actions** (see spec/ChandyLamport.tla):
 

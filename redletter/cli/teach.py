@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import ModelArg, RootOption, done, project
+from redletter.cli.options import (
+    ModelArg,
+    RootOption,
+    done,
+    existing_file,
+    output_file,
+    project,
+)
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -53,11 +60,14 @@ def _itf_schedule(path: Path) -> tuple[dict[str, object], list[Step]]:
 @app.command("diagram")
 def diagram_cmd(
     model: ModelArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the SVG.")] = Path(
-        "diagram.svg"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Where to write the SVG.", callback=output_file)
+    ] = Path("diagram.svg"),
     itf: Annotated[
-        Path | None, typer.Option("--itf", help="Draw this ITF trace (steps in #meta).")
+        Path | None,
+        typer.Option(
+            "--itf", help="Draw this ITF trace (steps in #meta).", callback=existing_file
+        ),
     ] = None,
     seed_example: Annotated[
         bool, typer.Option("--seed-example", help="Draw the worked example of seeds/001.")
