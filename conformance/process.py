@@ -296,22 +296,27 @@ class NodeProcess:
             if total > limits.max_output:
                 put((_FLOOD, ""))
                 return
-            buf += chunk
-            start = 0
-            while True:
-                end = buf.find(b"\n", start)
-                if end < 0:
-                    break
-                if end - start > limits.max_line:
-                    tail.append(self._clip_long(buf[start:end]))
+            if not buf.strip() and not chunk.strip():
+                # Only blank output so far: nothing to split (a flood of blank
+                # lines costs the reader nothing but this check).
+                buf = chunk[chunk.rfind(b"\n") + 1 :] if b"\n" in chunk else buf + chunk
+                if len(buf) > limits.max_line:
+                    tail.append(self._clip_long(buf))
                     put((_TOO_LONG, ""))
                     return
-                text = buf[start:end].decode("utf-8", "replace")
-                start = end + 1
-                if text.strip():
-                    tail.append(_clip(text))
-                    put((_LINE, text))
-            buf = buf[start:]
+                continue
+            buf += chunk
+            if b"\n" in chunk:
+                *lines, buf = buf.split(b"\n")
+                for raw in lines:
+                    if len(raw) > limits.max_line:
+                        tail.append(self._clip_long(raw))
+                        put((_TOO_LONG, ""))
+                        return
+                    if raw.strip():
+                        text = raw.decode("utf-8", "replace")
+                        tail.append(_clip(text))
+                        put((_LINE, text))
             if len(buf) > limits.max_line:
                 tail.append(self._clip_long(buf))
                 put((_TOO_LONG, ""))
@@ -394,7 +399,7 @@ class NodeProcess:
             if getattr(rbody, "in_reply_to", None) != body.msg_id:
                 raise self._fail(
                     NodeProtocolError,
-                    f"node {self.name} answered {what} with a {rbody.type} message that is "
+                    f"node {self.name} answered {what} with {_a(rbody.type)} message that is "
                     f"not its reply (in_reply_to must be {body.msg_id}): {_clip(line)}",
                 )
             return reply
@@ -612,6 +617,11 @@ def _resolve_argv(argv: Sequence[str]) -> tuple[str, ...]:
         os.path.abspath(a) if not a.startswith("-") and Path(a).exists() else a for a in argv[1:]
     ]
     return (program, *rest)
+
+
+def _a(word: str) -> str:
+    """``an init_ok``, ``a deliver_ok``."""
+    return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
 def _clip(text: str) -> str:

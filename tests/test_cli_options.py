@@ -31,8 +31,10 @@ FREE_TEXT = {
     ("pipeline", "campaign", "--runner"),
     ("symbolic", "bmc", "--mutant"),
     ("symbolic", "synth", "--goal"),
-    *{("pipeline", c, "--master") for c in ("explore", "lemmas", "crosscheck", "ingest-dot",
-                                              "ingest-python", "campaign")},  # fmt: skip
+}
+FREE_TEXT |= {
+    ("pipeline", c, "--master")
+    for c in ("explore", "lemmas", "crosscheck", "ingest-dot", "ingest-python", "campaign")
 }
 
 

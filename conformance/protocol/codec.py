@@ -15,7 +15,7 @@ from redletter.conformance.protocol.schema import (
     object_fields,
     show,
 )
-from redletter.errors import InputError
+from redletter.errors import InputError, escape_terminal
 
 __all__ = ["MAX_SHOWN", "body_to_json", "decode", "encode"]
 
@@ -131,4 +131,5 @@ def _line_error(
     shown = text.rstrip("\n")
     if len(shown) > MAX_SHOWN:
         shown = shown[:MAX_SHOWN] + f"... ({len(shown)} characters)"
+    shown = escape_terminal(shown, newlines=True)
     return InputError(f"bad protocol line: {reason}: {shown}", code=code, path=source, line=lineno)

@@ -59,9 +59,13 @@ def error_line(code: str, message: str) -> None:
 def interrupted(what: str = "") -> None:
     """The one line Ctrl-C prints (``what``: what is kept); no help line, the user
     asked for it."""
-    tail = f"; {what}" if what else ""
     code = "RL-ABORT"
-    err_console.print(f"error[{code}]: interrupted (Ctrl-C){tail}", markup=False, soft_wrap=True)
+    text = (
+        what
+        if what.startswith("terminated")
+        else "interrupted (Ctrl-C)" + (f"; {what}" if what else "")
+    )
+    err_console.print(f"error[{code}]: {text}", markup=False, soft_wrap=True)
 
 
 def info(message: str) -> None:
