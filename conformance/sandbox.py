@@ -696,6 +696,7 @@ class Sandbox:
         self.name = name
         self._closed = False
         self._members: list[subprocess.Popen[bytes]] = []
+        self._pids: list[int] = []  #: started by other means (asyncio): killed, not waited
         self._holder: subprocess.Popen[bytes] | None = None
         self._chowned: list[tuple[Path, int, int]] = []
         self._seen: dict[str, str] = {}
@@ -878,6 +879,8 @@ class Sandbox:
         tmp_size: int | None = None,
         hold: bool = False,
         home: bool = False,
+        shared: Sequence[Path] = (),
+        cwd: Path | None = None,
     ) -> Launch:
         """Prepare to start ``argv`` (absolute program path) in this sandbox.
 
@@ -885,6 +888,9 @@ class Sandbox:
         uid until :meth:`close`), ``readable`` ones read-only besides what
         :func:`program_paths` finds; ``hide`` adds to the policy's hidden paths.
         With ``home``, ``HOME`` and ``TMPDIR`` are the program's working directory.
+        ``shared`` paths are bound read-write as they are (the sandbox's uid owns
+        them already: a cache shared by the builds of the kit).  ``cwd`` is the
+        program's working directory (default: its own ``/tmp``).
         """
         if self._closed:
             raise RuntimeError("the sandbox is closed")
@@ -912,6 +918,7 @@ class Sandbox:
             "uid": self.uid,
             "gid": self.uid,
             "cwd": str(workdir),
+            "chdir": str(cwd) if cwd is not None else None,
             "home": home,
             "rlimits": {k: list(v) for k, v in pol.rlimits().items()},
         }
@@ -933,7 +940,7 @@ class Sandbox:
             ro |= {Path(f) for f in ETC_FILES if Path(f).exists()}
             ro |= program_paths(argv) | kit_paths() | {Path(p) for p in pol.paths}
             ro |= {Path(p) for p in readable}
-            rw = [os.path.abspath(p) for p in writable]
+            rw = [os.path.abspath(p) for p in (*writable, *shared)]
             symlinks = [
                 [d, os.readlink(d)] for d in SYSTEM_DIRS if os.path.islink(d)
             ]
@@ -965,9 +972,13 @@ class Sandbox:
             w,
         )
 
-    def adopt(self, proc: subprocess.Popen[bytes]) -> None:
-        """Count ``proc`` (started from a :class:`Launch`) among the sandbox's processes."""
-        self._members.append(proc)
+    def adopt(self, proc: subprocess.Popen[bytes] | int) -> None:
+        """Count ``proc`` (started from a :class:`Launch`; a Popen, or the pid of a
+        process started otherwise, e.g. by asyncio) among the sandbox's processes."""
+        if isinstance(proc, int):
+            self._pids.append(proc)
+        else:
+            self._members.append(proc)
 
     def popen(
         self,
@@ -981,10 +992,21 @@ class Sandbox:
         readable: Sequence[Path] = (),
         hide: Sequence[Path] = (),
         tmp_size: int | None = None,
+        shared: Sequence[Path] = (),
+        cwd: Path | None = None,
+        home: bool = True,
     ) -> subprocess.Popen[bytes]:
         """Start ``argv`` in the sandbox (see :meth:`launch`) and wait until it runs."""
         launch = self.launch(
-            argv, env=env, writable=writable, readable=readable, hide=hide, tmp_size=tmp_size
+            argv,
+            env=env,
+            writable=writable,
+            readable=readable,
+            hide=hide,
+            tmp_size=tmp_size,
+            shared=shared,
+            cwd=cwd,
+            home=home,
         )
         try:
             proc = subprocess.Popen(
@@ -1026,6 +1048,8 @@ class Sandbox:
 
     def kill(self) -> None:
         """SIGKILL every process of the sandbox now."""
+        for pid in self._pids:
+            _kill_group(pid)
         for proc in [*self._members, *([self._holder] if self._holder else [])]:
             if proc.poll() is None:
                 _kill_group(proc.pid)

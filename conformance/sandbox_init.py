@@ -320,6 +320,9 @@ def init(cfg: Config, layers: dict[str, str], pidns: bool, report_fd: int, statu
             cwd = "/tmp"
         except (Refused, OSError) as exc:
             layers["filesystem"] = str(exc)
+    home = cwd  # the program's own directory: HOME and TMPDIR
+    if cfg.get("chdir"):
+        cwd = cfg["chdir"]
     uid = cfg.get("uid")
     if uid is not None and os.getuid() == 0 and "userns" not in layers:
         layers["user"] = "ok"
@@ -333,7 +336,7 @@ def init(cfg: Config, layers: dict[str, str], pidns: bool, report_fd: int, statu
         os._exit(126)
     if child == 0:
         drop = int(uid) if uid is not None and os.getuid() == 0 and "userns" not in layers else None
-        program(cfg, cwd, status_fd, drop_to=drop, userns="userns" in layers)
+        program(cfg, cwd, home, status_fd, drop_to=drop, userns="userns" in layers)
     if status_fd >= 0:
         os.close(status_fd)
     to_devnull()
@@ -406,7 +409,7 @@ def kill_descendants() -> None:
 
 
 def program(
-    cfg: Config, cwd: str, status_fd: int, *, drop_to: int | None, userns: bool
+    cfg: Config, cwd: str, home: str, status_fd: int, *, drop_to: int | None, userns: bool
 ) -> None:
     """In the program's process: limits, identity, then exec."""
     try:
@@ -431,7 +434,7 @@ def program(
         os.chdir(cwd)
         env = dict(cfg.get("env", {}))
         if cfg.get("home"):
-            env["HOME"] = env["TMPDIR"] = cwd
+            env["HOME"] = env["TMPDIR"] = home
         if status_fd >= 0:
             fcntl.fcntl(status_fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
             os.closerange(3, status_fd)

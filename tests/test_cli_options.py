@@ -23,8 +23,10 @@ from redletter.cli.options import VALIDATORS
 
 #: Options whose value is free text, checked in the command's body (with the
 #: option's name in the message): node commands, a runner, a Spark master, names
-#: of a mutant or a goal.
+#: of a mutant or a goal; and the COS 418 package folder, whose own reader says
+#: what a package folder must hold.
 FREE_TEXT = {
+    ("cos418", "test", "package_dir"),
     ("conform", "run", "--node"),
     ("conform", "replay", "--node"),
     ("pipeline", "campaign", "--node"),

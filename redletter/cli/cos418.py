@@ -33,7 +33,6 @@ from redletter.cli.options import (
     StoreOption,
     count,
     done,
-    existing_dir,
     existing_file,
     existing_path,
     output_dir,
@@ -426,6 +425,15 @@ def _print_summary(s: Cos418Summary, report: Path | None) -> None:
             same = " (the same)" if exp.get(k) == rec.get(k) else ""
             ui.info(f"snapshot {k} expected: {_show_snap(exp.get(k))}")
             ui.info(f"snapshot {k} recorded: {_show_snap(rec.get(k))}{same}")
+    sandbox = s.extra.get("sandbox")
+    if isinstance(sandbox, dict):
+        layers = [x for x in sandbox.get("layers", []) if isinstance(x, dict)]
+        on = [str(x["layer"]) for x in layers if x.get("active")]
+        off = [f"{x['layer']} NOT active ({x['detail']})" for x in layers if not x.get("active")]
+        ui.info(
+            f"sandbox ({sandbox.get('mode')}): {', '.join(on) or 'no layer'} active"
+            + (f"; {'; '.join(off)}" if off else "")
+        )
     if report is not None:
         ui.info(f"report: {report}")
     if s.replay:
@@ -439,7 +447,6 @@ def test_cmd(
         typer.Argument(
             help="The Go package (a folder written against the COS 418 interface).",
             show_default=False,
-            callback=existing_dir,
         ),
     ],
     seed: Annotated[
@@ -634,6 +641,9 @@ def test_cmd(
         notes=tuple(notes),
         outcome_timeouts=timeouts,
         stopped_early=first is not None and not all_runs and len(runs) < len(job_list),
+        extra=(
+            {"sandbox": ws.sandbox_report.to_json()} if ws.sandbox_report is not None else {}
+        ),
     )
     paths = write_cos418_report(folder, summary)
     if as_json:
