@@ -32,6 +32,7 @@ from redletter.cli.options import (
     jvm_memory,
     output_dir,
     project,
+    seconds_option,
 )
 from redletter.errors import Exit, InputError
 
@@ -325,21 +326,60 @@ def campaign_cmd(
     chunk: Annotated[
         int, typer.Option(help="Traces per partition.", callback=count(1, 1_000_000))
     ] = 16,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            help="With --node: seconds a node may take to answer one request.",
+            callback=seconds_option(),
+        ),
+    ] = 10.0,
+    local: Annotated[
+        bool,
+        typer.Option("--local", help="Run in this process, partition after partition (no Spark)."),
+    ] = False,
     master: MasterOption = None,
     driver_memory: MemoryOption = None,
 ) -> None:
     """Run every trace without a result through the runner (or judge it against
-    --node); print the summary."""
-    from redletter.pipeline.campaign import discover_traces, load_runner, run_campaign
+    --node); print the summary.
+
+    Results are keyed by campaign (--name), implementation (--node and its options,
+    or --runner) and trace content, and committed one line per trace: a campaign
+    killed at any moment resumes where it was, and another name, node, runner or
+    trace file is judged afresh."""
+    from redletter.pipeline.campaign import (
+        discover_traces,
+        load_runner,
+        run_campaign,
+        run_campaign_local,
+    )
     from redletter.pipeline.runners import command_runner
 
     if (runner is None) == (node is None):
         raise InputError("give exactly one of --runner and --node", code="RL-INPUT-CAMPAIGN")
     refs = discover_traces(traces)
-    fn = load_runner(runner) if runner is not None else command_runner(str(node), hosted=hosted)
-    summary = run_campaign(
-        _spark(master, driver_memory), refs, fn, results, campaign=name, chunk=chunk
-    )
+    if runner is not None:
+        fn = load_runner(runner)
+        implementation = f"runner {runner}"
+    else:
+        fn = command_runner(str(node), hosted=hosted, timeout=timeout)
+        hosting = " --hosted" if hosted else ""
+        implementation = f"node {node}{hosting} --timeout {timeout:g}"
+    if local:
+        summary = run_campaign_local(
+            refs, fn, results, campaign=name, implementation=implementation, chunk=chunk
+        )
+    else:
+        summary = run_campaign(
+            _spark(master, driver_memory),
+            refs,
+            fn,
+            results,
+            campaign=name,
+            implementation=implementation,
+            chunk=chunk,
+        )
     ui.pipeline_campaign(summary)
     if any(v in ("fail", "error") for v, _ in summary.verdicts):
         done(Exit.FAIL)

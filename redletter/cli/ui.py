@@ -362,8 +362,16 @@ def pipeline_campaign(summary: CampaignSummary) -> None:
     if not console.is_terminal:
         console.width = 160
     console.print(
-        f"campaign {summary.campaign}: {summary.traces} traces, {summary.done_before} done"
-        f" before this run, {summary.ran} run now in {summary.partitions} partitions",
+        escape_terminal(
+            f"campaign {summary.campaign} ({summary.implementation or 'no implementation named'}):"
+            f" {summary.traces} traces, {summary.done_before} done before this run,"
+            f" {summary.ran} run now in {summary.partitions} partitions"
+            + (
+                f"; {summary.torn} result line(s) cut by a kill were not committed (run again)"
+                if summary.torn
+                else ""
+            )
+        ),
         markup=False,
     )
     verdicts = Table(title="verdicts", title_justify="left")
@@ -389,7 +397,7 @@ def pipeline_campaign(summary: CampaignSummary) -> None:
         markup=False,
     )
     for trace_id, detail in summary.failures:
-        console.print(f"  {trace_id}: {detail}", markup=False, soft_wrap=True)
+        console.print(escape_terminal(f"  {trace_id}: {detail}"), markup=False, soft_wrap=True)
 
 
 def pipeline_level(r: LevelReport) -> None:
