@@ -288,7 +288,7 @@ def test_twenty_kills_lose_and_repeat_nothing(tmp_path: Path) -> None:
     def rows(d: Path) -> list[tuple[object, ...]]:
         t = read_results(d)
         cols = ("key", "id", "verdict", "steps", "detail", "actions")
-        return sorted(zip(*(t[c].to_pylist() for c in cols), strict=True))  # type: ignore[arg-type]
+        return sorted(zip(*(t[c].to_pylist() for c in cols), strict=True))
 
     assert rows(results) == rows(reference), f"seed {KILL_SEED}: the results differ"
     records, torn = read_journal(results)
