@@ -117,8 +117,8 @@ def test_marker_after_app_fails_at_the_overtaking_send() -> None:
         ),
         (
             "{",
-            "bad.ndjson:2: not JSON: Expecting property name enclosed in double quotes: "
-            "line 1 column 2 (char 1)",
+            "bad.ndjson:2: not JSON: Expecting property name enclosed in double quotes "
+            "(column 2)",
         ),
     ],
 )
