@@ -37,11 +37,14 @@ from redletter.conformance.net import (
 from redletter.conformance.node import NodeHost
 from redletter.conformance.process import (
     Limits,
+    NodeCrashed,
     NodeError,
     NodeErrorReply,
     NodeProcess,
     NodeProtocolError,
+    escape_terminal,
 )
+from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
 from redletter.errors import InputError
 
 R = TypeVar("R", bound=p.Reply)
@@ -56,32 +59,68 @@ class Transport(Protocol):
     def fail(self, node: str, cls: type[NodeError], what: str) -> NodeError:
         """The error to raise for a misbehaving node (ends that node's process)."""
 
-    def close(self) -> None:
-        """Stop every node."""
+    def finish(self) -> dict[str, str]:
+        """End every node after its last reply; per node, the first line it wrote
+        after its last reply (none: not in the result)."""
+
+    def close(self, *, urgent: bool = False) -> None:
+        """Stop every node (``urgent``: kill at once, e.g. on Ctrl-C)."""
+
+    @property
+    def sandbox_report(self) -> SandboxReport | None:
+        """The layers of the sandbox the nodes ran in (None: in this process)."""
 
 
 class InProcessTransport:
-    """Nodes as Python objects in this process (a :class:`NodeHost`)."""
+    """Nodes as Python objects in this process (a :class:`NodeHost`).
+
+    An exception a node object raises is a crash of that node (a verdict), not
+    an error of the kit."""
 
     def __init__(self, host: NodeHost) -> None:
         self.host = host
 
     def call(self, node: str, body: p.Request) -> p.Reply:
-        return self.host.handle(node, body)
+        try:
+            return self.host.handle(node, body)
+        except Exception as exc:  # the node's code failed: a verdict about the node
+            raise NodeCrashed(
+                f"node {node} raised {type(exc).__name__} on {body.type} (msg_id "
+                f"{body.msg_id}): {escape_terminal(str(exc))[:200]}.",
+                node=node,
+            ) from exc
 
     def fail(self, node: str, cls: type[NodeError], what: str) -> NodeError:
         return cls(f"{what}.", node=node)
 
-    def close(self) -> None:
+    def finish(self) -> dict[str, str]:
         self.host.nodes.clear()
+        return {}
+
+    def close(self, *, urgent: bool = False) -> None:
+        self.host.nodes.clear()
+
+    @property
+    def sandbox_report(self) -> SandboxReport | None:
+        return None
+
+
+def _policy(isolate: bool, policy: SandboxPolicy | None) -> SandboxPolicy:
+    if not isolate:
+        return SandboxPolicy.off()
+    return policy if policy is not None else SandboxPolicy()
 
 
 class ProcessTransport:
     """Nodes as child processes speaking the line protocol; ``routes`` maps each
-    node id to its process (several ids may share one hosting process)."""
+    node id to its process (several ids may share one hosting process).  Every
+    process of a run shares one :class:`~redletter.conformance.sandbox.Sandbox`
+    (one cgroup: memory and processes are bounded for the whole run), closed
+    with the transport."""
 
-    def __init__(self, routes: Mapping[str, NodeProcess]) -> None:
+    def __init__(self, routes: Mapping[str, NodeProcess], sandbox: Sandbox | None = None) -> None:
         self.routes = dict(routes)
+        self.sandbox = sandbox
 
     @staticmethod
     def per_node(
@@ -91,19 +130,22 @@ class ProcessTransport:
         log_dir: Path,
         limits: Limits | None = None,
         isolate: bool = True,
+        policy: SandboxPolicy | None = None,
     ) -> ProcessTransport:
         """One process per node, each running ``argv``; logs ``<log_dir>/<node>.log``."""
+        sandbox = Sandbox(_policy(isolate, policy), name="run")
         procs: dict[str, NodeProcess] = {}
         try:
             for n in nodes:
                 procs[n] = NodeProcess(
-                    argv, name=n, log_dir=log_dir, limits=limits, isolate=isolate
+                    argv, name=n, log_dir=log_dir, limits=limits, sandbox=sandbox
                 )
         except BaseException:
             for proc in procs.values():
-                proc.close()
+                proc.close(urgent=True)
+            sandbox.close()
             raise
-        return ProcessTransport(procs)
+        return ProcessTransport(procs, sandbox)
 
     @staticmethod
     def hosted(
@@ -114,10 +156,23 @@ class ProcessTransport:
         limits: Limits | None = None,
         isolate: bool = True,
         name: str = "nodes",
+        policy: SandboxPolicy | None = None,
     ) -> ProcessTransport:
         """One process hosting every node (routed by ``dest``); log ``<log_dir>/<name>.log``."""
-        proc = NodeProcess(argv, name=name, log_dir=log_dir, limits=limits, isolate=isolate)
-        return ProcessTransport({n: proc for n in nodes})
+        sandbox = Sandbox(_policy(isolate, policy), name="run")
+        try:
+            proc = NodeProcess(argv, name=name, log_dir=log_dir, limits=limits, sandbox=sandbox)
+        except BaseException:
+            sandbox.close()
+            raise
+        return ProcessTransport({n: proc for n in nodes}, sandbox)
+
+    @property
+    def sandbox_report(self) -> SandboxReport | None:
+        return self.sandbox.report() if self.sandbox is not None else None
+
+    def _procs(self) -> list[NodeProcess]:
+        return list({id(x): x for x in self.routes.values()}.values())
 
     def call(self, node: str, body: p.Request) -> p.Reply:
         proc = self.routes[node]
@@ -135,9 +190,21 @@ class ProcessTransport:
     def fail(self, node: str, cls: type[NodeError], what: str) -> NodeError:
         return self.routes[node].failure(cls, what)
 
-    def close(self) -> None:
-        for proc in {id(x): x for x in self.routes.values()}.values():
-            proc.close()
+    def finish(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for proc in self._procs():
+            extra = proc.finish()
+            if extra is not None:
+                out[proc.name] = extra
+        return out
+
+    def close(self, *, urgent: bool = False) -> None:
+        try:
+            for proc in self._procs():
+                proc.close(urgent=urgent)
+        finally:
+            if self.sandbox is not None:
+                self.sandbox.close()
 
 
 class Driver:
@@ -363,9 +430,9 @@ class Driver:
             ) from None
         raise InputError(f"unknown action {action!r}", code="RL-INPUT-SCHEDULE")
 
-    def close(self) -> None:
-        """Stop every node."""
-        self.transport.close()
+    def close(self, *, urgent: bool = False) -> None:
+        """Stop every node (``urgent``: at once)."""
+        self.transport.close(urgent=urgent)
 
     def __enter__(self) -> Driver:
         return self
@@ -376,7 +443,8 @@ class Driver:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        # Ctrl-C (KeyboardInterrupt) and the like: kill at once, no grace period.
+        self.close(urgent=exc_type is not None and not issubclass(exc_type, Exception))
 
 
 def _channel(v: object) -> p.Channel:

@@ -51,6 +51,7 @@ from typing import Final, TypeAlias, cast
 
 from redletter.conformance import protocol as p
 from redletter.errors import InputError
+from redletter.untrusted import decode_utf8, loads
 
 __all__ = [
     "ACTIONS",
@@ -147,12 +148,7 @@ def _field_msg(obj: Mapping[str, object], path: str, line: int) -> tuple[str, in
 
 def parse_line(text: str, *, path: str = "<log>", line: int = 1) -> LogEvent:
     """Parse one NDJSON line into a :class:`LogEvent` (InputError with file and line)."""
-    try:
-        obj = json.loads(text)
-    except ValueError as exc:
-        raise _bad(f"not JSON: {exc}", path, line) from None
-    except RecursionError:
-        raise _bad("not JSON: nested too deeply", path, line) from None
+    obj = loads(text, path=path, code=CODE, line=line)
     if not isinstance(obj, dict):
         raise _bad(f"expected a JSON object, got {type(obj).__name__}", path, line)
     node = obj.get("node")
@@ -232,17 +228,12 @@ def parse_line(text: str, *, path: str = "<log>", line: int = 1) -> LogEvent:
 def parse_log(data: str | bytes, *, path: str = "<log>") -> list[LogEvent]:
     """Parse a whole NDJSON log; per node, ``seq`` must increase strictly."""
     if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"expected UTF-8 text, got a byte that is not UTF-8 at offset {exc.start}",
-                code=CODE,
-                path=path,
-            ) from None
+        data = decode_utf8(data, path=path, code=CODE)
     out: list[LogEvent] = []
     last: dict[str, tuple[int, int]] = {}
-    for no, raw in enumerate(data.splitlines(), start=1):
+    # NDJSON lines end with \n only (a JSON string may hold U+2028, which
+    # str.splitlines would take for a line break).
+    for no, raw in enumerate(data.split("\n"), start=1):
         if not raw.strip():
             continue
         ev = parse_line(raw, path=path, line=no)

@@ -3,27 +3,26 @@
 A :class:`NodeProcess` runs one program (one node, or one process hosting every
 node) the way an untrusted implementation must be run:
 
-- without a shell (``argv`` is executed directly), in its own fresh temporary
-  directory as working directory, with a minimal environment;
-- in a new session, hence its own process group, so the whole group (children
-  it forked included) is killed at the end: SIGTERM, then SIGKILL after a grace
-  period for a node that ignores SIGTERM;
-- under resource limits set in the child before ``exec`` (``preexec_fn``):
-  CPU seconds, address space, number of processes, size of files written;
-- without network where the OS allows: when ``unshare --net --pid --fork
-  --kill-child`` works here (root, or unprivileged user namespaces with
-  ``--map-root-user``), the node runs in a new network namespace (only a
-  loopback device, down) and a new PID namespace, so even a child that escaped
-  the process group with ``setsid`` dies with the node.  Where unshare is
-  missing or not permitted the node runs with the host's network, and
-  :attr:`NodeProcess.isolation` says so;
+- without a shell (``argv`` is executed directly), with a minimal environment,
+  in the run's :class:`~redletter.conformance.sandbox.Sandbox` (a fresh uid, a
+  private read-only view of the files it needs and its own ``/tmp``, no
+  network, its own PID namespace whose init forwards signals and takes every
+  child along, the run's cgroup for memory and processes, resource limits, and
+  a life tied to the harness's): see :mod:`redletter.conformance.sandbox` and
+  ``docs/security.md``; :attr:`NodeProcess.sandbox_report` says which layers
+  are active here and why not;
+- in a new session, killed as a whole at the end: SIGTERM (forwarded by the
+  sandbox's init to the program), then SIGKILL after a grace period for a node
+  that ignores SIGTERM; :meth:`NodeProcess.close` with ``urgent`` (Ctrl-C) kills
+  at once;
 - its stdout is read line by line by a reader thread into a queue, with a
   maximum line length and a maximum total volume (a flood is cut off); its
-  stderr goes to its log file;
+  stderr is read by another thread into its log file, up to a size (the rest is
+  counted and dropped), so the node never holds a descriptor of the kit's files;
 - every request has a timeout; every failure raises a typed
   :class:`NodeError` whose message names the node, what it was asked, what
-  went wrong, its exit status, the last lines of its stdout and stderr, and the
-  path of its full log.
+  went wrong, its exit status, the last lines of its stdout and stderr (control
+  characters escaped), and the path of its full log.
 """
 
 from __future__ import annotations
@@ -31,41 +30,48 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import resource
 import select
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
 from redletter.conformance.protocol import Envelope, Request, decode, encode
-from redletter.errors import Exit, InputError, RedletterError
+from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
+
+__all__ = [
+    "Limits",
+    "NodeCrashed",
+    "NodeError",
+    "NodeErrorReply",
+    "NodeOutputLimit",
+    "NodeProcess",
+    "NodeProtocolError",
+    "NodeTimeout",
+    "describe_status",
+    "escape_terminal",
+]
+from redletter.errors import Exit, InputError, RedletterError, escape_terminal
 
 TAIL_WIDTH: Final = 200  #: characters of one quoted stdout/stderr line
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits and timeouts for a node process."""
+    """Timeouts and output limits of a node process (its resource limits are the
+    sandbox's: :class:`~redletter.conformance.sandbox.SandboxPolicy`)."""
 
     request_timeout: float = 10.0  #: seconds to wait for one reply
     grace: float = 1.0  #: seconds between SIGTERM and SIGKILL (and for a polite exit)
-    cpu_seconds: int = 300  #: RLIMIT_CPU (SIGXCPU, then SIGKILL one second later)
-    address_space: int | None = 4 << 30  #: RLIMIT_AS in bytes (None: unlimited)
-    #: RLIMIT_NPROC: counts every process of the user and is not enforced for
-    #: root, so it is a backstop; the process group and PID namespace do the work.
-    processes: int | None = 4096
-    file_size: int = 256 << 20  #: RLIMIT_FSIZE: the largest file (the log included)
     max_line: int = 1 << 20  #: the longest stdout line accepted, in bytes
     max_output: int = 256 << 20  #: the most stdout accepted in all, in bytes
+    max_log: int = 64 << 20  #: the most stderr kept in the log file, in bytes
     tail_lines: int = 10  #: how many last lines of stdout/stderr an error quotes
 
 
@@ -129,54 +135,6 @@ class NodeErrorReply(NodeError):
     code = "RL-NODE-ERROR"
 
 
-# --------------------------------------------------------------------------
-# Isolation.
-# --------------------------------------------------------------------------
-
-_UNSHARE_ARGS: Final = ("--net", "--pid", "--fork", "--kill-child")
-
-
-@lru_cache(maxsize=1)
-def isolation_prefix() -> tuple[str, ...]:
-    """The argv prefix that runs a program without network, or ``()``.
-
-    Probes ``unshare`` once: as is (root), then with ``--map-root-user``
-    (unprivileged user namespaces).  Containers that forbid namespaces, and
-    systems without util-linux's unshare, get ``()``: no network isolation.
-    """
-    exe = shutil.which("unshare")
-    if exe is None:
-        return ()
-    for extra in ((), ("--map-root-user",)):
-        prefix = (exe, *extra, *_UNSHARE_ARGS)
-        try:
-            done = subprocess.run(
-                [*prefix, "true"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=10,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if done.returncode == 0:
-            return prefix
-    return ()
-
-
-def _set_limits(limits: Limits) -> None:
-    """Runs in the child between fork and exec: apply the resource limits."""
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
-    if limits.address_space is not None:
-        resource.setrlimit(resource.RLIMIT_AS, (limits.address_space, limits.address_space))
-    if limits.processes is not None:
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-
-
 def describe_status(returncode: int | None) -> str:
     """``exited with status 3`` / ``killed by SIGKILL`` / ``still running``."""
     if returncode is None:
@@ -197,7 +155,13 @@ _LINE, _EOF, _TOO_LONG, _FLOOD = "line", "eof", "too-long", "flood"
 
 
 class NodeProcess:
-    """One running node program.  Use as a context manager, or call :meth:`close`."""
+    """One running node program.  Use as a context manager, or call :meth:`close`.
+
+    The node runs in ``sandbox`` (shared by the nodes of one run) or, without
+    one, in a sandbox of its own with ``policy`` (``isolate=False``: the
+    sandbox's limits and lifetime only).  ``hide`` are paths the node must never
+    see (the run's folder and the store).
+    """
 
     def __init__(
         self,
@@ -208,6 +172,10 @@ class NodeProcess:
         limits: Limits | None = None,
         isolate: bool = True,
         env: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None,
+        policy: SandboxPolicy | None = None,
+        hide: Sequence[Path] = (),
+        writable: Sequence[Path] = (),
     ) -> None:
         if not argv:
             raise InputError("the node command is empty", code="RL-INPUT-NODE-CMD")
@@ -216,52 +184,67 @@ class NodeProcess:
         self.argv = _resolve_argv(argv)
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = (log_dir / f"{name}.log").resolve()
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"redletter-{name}-"))
-        prefix = isolation_prefix() if isolate else ()
-        #: how the node is isolated from the network, in words
-        self.isolation = (
-            "no network (unshare: new network and PID namespaces)"
-            if prefix
-            else "host network (unshare unavailable or not permitted here)"
-            if isolate
-            else "host network (isolation turned off)"
-        )
+        self._owns_sandbox = sandbox is None
+        if sandbox is None:
+            pol = policy if policy is not None else SandboxPolicy()
+            sandbox = Sandbox(pol if isolate else SandboxPolicy.off(), name=name)
+        self.sandbox = sandbox
         environ = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(self.workdir),
-            "TMPDIR": str(self.workdir),
             "LANG": "C.UTF-8",
             "PYTHONUNBUFFERED": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         environ.update(env or {})
         self._stdout_tail: deque[str] = deque(maxlen=self.limits.tail_lines)
+        self._stderr_tail = bytearray()
+        self._stderr_dropped = 0
         self._queue: queue.Queue[tuple[str, str]] = queue.Queue()
         self._sigterm_ignored: float | None = None
         self._closed = False
         self._failed: NodeError | None = None
-        limits_ = self.limits
-        with open(self.log_path, "wb") as log:
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed by the stderr reader
+        hidden = (log_dir.resolve(), *hide)
+        try:
+            launch = sandbox.launch(
+                self.argv, env=environ, hide=hidden, writable=writable, home=True
+            )
+            self.workdir = launch.workdir
             try:
                 self._proc = subprocess.Popen(
-                    [*prefix, *self.argv],
+                    launch.argv,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
-                    stderr=log,
-                    cwd=self.workdir,
-                    env=environ,
+                    stderr=subprocess.PIPE,
+                    pass_fds=launch.pass_fds,
+                    env=launch.env,
                     start_new_session=True,
-                    preexec_fn=lambda: _set_limits(limits_),
                     close_fds=True,
                     bufsize=0,
                 )
             except OSError as exc:
-                shutil.rmtree(self.workdir, ignore_errors=True)
+                launch.abandon()
                 raise InputError(
-                    f"cannot run node {name}: {' '.join(self.argv)}: {exc.strerror}",
-                    code="RL-INPUT-NODE-CMD",
+                    f"cannot start the sandbox: {exc.strerror}", code="RL-INPUT-NODE-CMD"
                 ) from None
+            sandbox.adopt(self._proc)
+            try:
+                launch.started()
+            except BaseException:
+                self._kill_now()
+                raise
+        except InputError as exc:
+            self._log.close()
+            if self._owns_sandbox:
+                sandbox.close()
+            raise InputError(f"cannot run node {name}: {exc.message}", code=exc.code) from None
+        except BaseException:
+            self._log.close()
+            if self._owns_sandbox:
+                sandbox.close()
+            raise
         assert self._proc.stdin is not None and self._proc.stdout is not None
+        assert self._proc.stderr is not None
         self._stdin_fd = self._proc.stdin.fileno()
         os.set_blocking(self._stdin_fd, False)
         self._reader = threading.Thread(
@@ -271,6 +254,23 @@ class NodeProcess:
             daemon=True,
         )
         self._reader.start()
+        self._err_reader = threading.Thread(
+            target=self._read_stderr,
+            args=(self._proc.stderr.fileno(),),
+            name=f"redletter-stderr-{name}",
+            daemon=True,
+        )
+        self._err_reader.start()
+
+    @property
+    def sandbox_report(self) -> SandboxReport:
+        """Which layers of the sandbox are active for this node, and why not."""
+        return self.sandbox.report()
+
+    @property
+    def isolation(self) -> str:
+        """The sandbox in one line (see :attr:`sandbox_report`)."""
+        return self.sandbox.report().summary()
 
     # -- reading -------------------------------------------------------------
 
@@ -296,26 +296,64 @@ class NodeProcess:
             if total > limits.max_output:
                 put((_FLOOD, ""))
                 return
-            buf += chunk
-            start = 0
-            while True:
-                end = buf.find(b"\n", start)
-                if end < 0:
-                    break
-                if end - start > limits.max_line:
-                    tail.append(self._clip_long(buf[start:end]))
+            if not buf.strip() and not chunk.strip():
+                # Only blank output so far: nothing to split (a flood of blank
+                # lines costs the reader nothing but this check).
+                buf = chunk[chunk.rfind(b"\n") + 1 :] if b"\n" in chunk else buf + chunk
+                if len(buf) > limits.max_line:
+                    tail.append(self._clip_long(buf))
                     put((_TOO_LONG, ""))
                     return
-                text = buf[start:end].decode("utf-8", "replace")
-                start = end + 1
-                if text.strip():
-                    tail.append(_clip(text))
-                    put((_LINE, text))
-            buf = buf[start:]
+                continue
+            buf += chunk
+            if b"\n" in chunk:
+                *lines, buf = buf.split(b"\n")
+                for raw in lines:
+                    if len(raw) > limits.max_line:
+                        tail.append(self._clip_long(raw))
+                        put((_TOO_LONG, ""))
+                        return
+                    if raw.strip():
+                        text = raw.decode("utf-8", "replace")
+                        tail.append(_clip(text))
+                        put((_LINE, text))
             if len(buf) > limits.max_line:
                 tail.append(self._clip_long(buf))
                 put((_TOO_LONG, ""))
                 return
+
+    def _read_stderr(self, fd: int) -> None:
+        """Copy the node's stderr into its log (up to ``max_log`` bytes; the rest
+        is counted), keeping the last 64 KiB for the error messages."""
+        written = 0
+        limit = self.limits.max_log
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    break
+                self._stderr_tail += chunk
+                if len(self._stderr_tail) > 1 << 16:
+                    del self._stderr_tail[: len(self._stderr_tail) - (1 << 16)]
+                room = limit - written
+                if room > 0:
+                    with contextlib.suppress(OSError):
+                        self._log.write(chunk[:room])
+                        self._log.flush()
+                    written += min(room, len(chunk))
+                self._stderr_dropped += max(0, len(chunk) - max(room, 0))
+            if self._stderr_dropped:
+                with contextlib.suppress(OSError):
+                    self._log.write(
+                        f"\n[redletter: {self._stderr_dropped} more bytes of stderr dropped:"
+                        f" the log keeps {limit} bytes]\n".encode()
+                    )
+        finally:
+            with contextlib.suppress(OSError):
+                self._log.close()
 
     def _clip_long(self, data: bytes) -> str:
         head = data[:TAIL_WIDTH].decode("utf-8", "replace")
@@ -325,7 +363,7 @@ class NodeProcess:
 
     @property
     def pid(self) -> int:
-        """The process id of the child (of unshare, when isolated)."""
+        """The process id of the child (the sandbox's outer process)."""
         return self._proc.pid
 
     @property
@@ -354,13 +392,14 @@ class NodeProcess:
                 reply = decode(line, source=f"node {self.name}")
             except InputError as exc:
                 raise self._fail(
-                    NodeProtocolError, f"node {self.name} answered {what} with {_strip_prefix(exc)}"
+                    NodeProtocolError,
+                    f"node {self.name} answered {what} with {_strip_prefix(exc)}",
                 ) from None
             rbody = reply.body
             if getattr(rbody, "in_reply_to", None) != body.msg_id:
                 raise self._fail(
                     NodeProtocolError,
-                    f"node {self.name} answered {what} with a {rbody.type} message that is "
+                    f"node {self.name} answered {what} with {_a(rbody.type)} message that is "
                     f"not its reply (in_reply_to must be {body.msg_id}): {_clip(line)}",
                 )
             return reply
@@ -389,8 +428,9 @@ class NodeProcess:
             try:
                 kind, text = self._queue.get(timeout=min(remaining, 0.1))
             except queue.Empty:
-                # A child the node forked may hold stdout open after the node
-                # exited, so EOF may never come: watch the process itself.
+                # Without a PID namespace a child the node forked may hold stdout
+                # open after the node exited, so EOF may never come: watch the
+                # process itself.
                 if self._proc.poll() is not None:
                     if exited_at is None:
                         exited_at = time.monotonic()
@@ -412,6 +452,34 @@ class NodeProcess:
                 f"node {self.name} wrote more than {self.limits.max_output} bytes on stdout "
                 f"in all (flood) while the harness waited for the reply to {what}",
             )
+
+    def finish(self) -> str | None:
+        """End the node after its last reply: close its stdin, give it the grace
+        period to exit, and return the first line it wrote after its last reply
+        (``None`` if it wrote none).  The node is closed afterwards."""
+        if self._failed is not None or self._closed:
+            self.close()
+            return None
+        with contextlib.suppress(OSError):
+            os.close(self._stdin_fd)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=self.limits.grace)
+        self._terminate()
+        self._reader.join(timeout=self.limits.grace)
+        extra: str | None = None
+        while True:
+            try:
+                kind, text = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if kind == _LINE:
+                extra = text
+                break
+            if kind in (_TOO_LONG, _FLOOD):
+                extra = "(" + ("a line too long" if kind == _TOO_LONG else "a flood") + ")"
+                break
+        self.close()
+        return extra
 
     # -- failures ------------------------------------------------------------
 
@@ -438,10 +506,15 @@ class NodeProcess:
 
     def _fail(self, cls: type[NodeError], what: str) -> NodeError:
         self._terminate()
+        self._err_reader.join(timeout=self.limits.grace)
         status = self._proc.returncode
         how = describe_status(status)
         if self._sigterm_ignored is not None:
             how += f" after ignoring SIGTERM for {self._sigterm_ignored:g} s"
+        if status == -signal.SIGKILL and self.sandbox.oom_killed():
+            limit = self.sandbox.policy.memory
+            shown = f"{limit >> 20} MiB" if limit is not None else "its"
+            how += f" (the run reached its memory limit of {shown}: the kernel's OOM killer)"
         stdout_tail = tuple(self._stdout_tail)
         stderr_tail = self.stderr_tail()
         message = "\n".join(
@@ -465,66 +538,70 @@ class NodeProcess:
         return self._failed
 
     def stderr_tail(self) -> tuple[str, ...]:
-        """The last lines of the node's log (its stderr)."""
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                size = f.tell()
-                f.seek(max(0, size - (1 << 16)))
-                data = f.read()
-        except OSError:
-            return ()
+        """The last lines the node wrote on stderr."""
+        data = bytes(self._stderr_tail)
         lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
         return tuple(_clip(ln) for ln in lines[-self.limits.tail_lines :])
 
     # -- ending --------------------------------------------------------------
 
     def _terminate(self) -> None:
-        """Kill the whole process group: SIGTERM, then SIGKILL after the grace period."""
+        """SIGTERM (the sandbox's init forwards it to the node), then SIGKILL to the
+        whole group after the grace period."""
         proc = self._proc
         if proc.poll() is None:
-            self._signal_group(signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(proc.pid, signal.SIGTERM)
             try:
                 proc.wait(timeout=self.limits.grace)
             except subprocess.TimeoutExpired:
                 self._sigterm_ignored = self.limits.grace
-                self._signal_group(signal.SIGKILL)
-                proc.wait()
-        # Whatever the node left behind in its group (forked children) dies too.
+                self._kill_now()
+        # Whatever the node left behind in its group dies too.
         self._signal_group(signal.SIGKILL)
+
+    def _kill_now(self) -> None:
+        self._signal_group(signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self._proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=5)
 
     def _signal_group(self, sig: signal.Signals) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, sig)
 
-    def close(self) -> int | None:
+    def close(self, *, urgent: bool = False) -> int | None:
         """End the node: close its stdin, give it the grace period to exit, then
-        kill its process group; remove its working directory.  Returns the exit
-        status (negative: the signal that killed it).  Idempotent."""
+        kill it (``urgent``, e.g. on Ctrl-C: at once); close the sandbox if it is
+        the node's own.  Returns the exit status (negative: the signal that
+        killed it).  Idempotent."""
         if self._closed:
             return self._proc.returncode
         self._closed = True
-        if self._proc.poll() is None:
+        if urgent:
+            self._kill_now()
+        elif self._proc.poll() is None:
             with contextlib.suppress(OSError):
                 os.close(self._stdin_fd)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=self.limits.grace)
         self._terminate()
-        with contextlib.suppress(OSError):
-            if self._proc.stdin is not None:
-                self._proc.stdin.close()
-        self._reader.join(timeout=self.limits.grace)
-        with contextlib.suppress(OSError):
-            if self._proc.stdout is not None:
-                self._proc.stdout.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        for stream in (self._proc.stdin, self._proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        self._reader.join(timeout=0 if urgent else self.limits.grace)
+        self._err_reader.join(timeout=0 if urgent else self.limits.grace)
+        if self._owns_sandbox:
+            self.sandbox.close()
         return self._proc.returncode
 
     def __enter__(self) -> NodeProcess:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        self.close(urgent=exc_type is not None and not issubclass(exc_type, Exception))
 
 
 def _resolve_argv(argv: Sequence[str]) -> tuple[str, ...]:
@@ -542,8 +619,13 @@ def _resolve_argv(argv: Sequence[str]) -> tuple[str, ...]:
     return (program, *rest)
 
 
+def _a(word: str) -> str:
+    """``an init_ok``, ``a deliver_ok``."""
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
 def _clip(text: str) -> str:
-    text = text.rstrip("\r\n")
+    text = escape_terminal(text.rstrip("\r\n"))
     return text if len(text) <= TAIL_WIDTH else text[:TAIL_WIDTH] + f"... ({len(text)} characters)"
 
 

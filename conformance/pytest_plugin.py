@@ -13,6 +13,7 @@ pytest's own ``--junitxml``.
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 from redletter.conformance.judges.drive import CommandNode, judge_trace
 from redletter.conformance.process import Limits
 from redletter.conformance.report import replay_command
-from redletter.conformance.traces import Trace, generate, write_trace
+from redletter.conformance.traces import MODEL_NAME, Trace, generate, write_trace
 from redletter.conformance.verdict import Verdict
 from redletter.errors import InputError
 from redletter.project import find_project
@@ -43,6 +44,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--redletter-limit", type=int, default=0, help="judge only the first N traces per model"
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse option values out of range before any trace is generated (naming the option)."""
+    if not config.getoption("--redletter-node", default=None):
+        return
+    timeout = float(config.getoption("--redletter-timeout"))
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise pytest.UsageError(
+            f"--redletter-timeout must be a finite number of seconds, more than 0, got {timeout}"
+        )
+    for name in ("--redletter-walks", "--redletter-seed", "--redletter-limit"):
+        value = int(config.getoption(name))
+        if value < 0:
+            raise pytest.UsageError(f"{name} must be at least 0, got {value}")
+    for model in config.getoption("--redletter-model") or []:
+        if not MODEL_NAME.fullmatch(str(model)):
+            raise pytest.UsageError(
+                f"--redletter-model: a model name is the name of a module (letters, digits"
+                f" and _), not a path; got {model!r}"
+            )
 
 
 def _default_spec_dir() -> Path:

@@ -30,6 +30,7 @@ from pathlib import Path
 from redletter.conformance import protocol as p
 from redletter.conformance.judges.drive import JudgeResult
 from redletter.conformance.net import Observation
+from redletter.conformance.sandbox import SandboxReport
 from redletter.conformance.shrink import ShrinkResult
 from redletter.conformance.traces import Trace, model_of, replay_states, write_trace
 from redletter.conformance.verdict import Verdict
@@ -50,6 +51,7 @@ __all__ = [
     "new_run_folder",
     "record_notes",
     "replay_command",
+    "sandbox_of",
     "show_step",
     "write_report",
 ]
@@ -206,6 +208,11 @@ def _result_json(r: JudgeResult) -> dict[str, object]:
     }
 
 
+def sandbox_of(results: Sequence[JudgeResult]) -> SandboxReport | None:
+    """The sandbox's layers of a run (the last judged trace's; None: nodes in-process)."""
+    return next((r.sandbox for r in reversed(results) if r.sandbox is not None), None)
+
+
 def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, node: str) -> Path:
     """The proof explorer of ``trace`` in the model, the divergence marked."""
     cfg = model_of(trace)
@@ -239,23 +246,28 @@ def write_report(
     node_cmd: str,
     hosted: bool = False,
     shrunk: ShrinkResult | None = None,
+    stopped: str = "",
 ) -> dict[str, Path]:
     """Write results.json, journal.ndjson, diagram.svg and report.html, and for a
-    failure shrunk.itf.json and explain.html; return the paths written."""
+    failure shrunk.itf.json and explain.html; return the paths written.  ``stopped``
+    says why traces were left unjudged (the run is then unknown unless one failed)."""
     out: dict[str, Path] = {}
     verdict = (
         Verdict.FAIL
         if any(r.verdict == Verdict.FAIL for r in results)
         else Verdict.UNKNOWN
-        if any(r.verdict == Verdict.UNKNOWN for r in results)
+        if stopped or not results or any(r.verdict == Verdict.UNKNOWN for r in results)
         else Verdict.PASS
     )
     counts = {v.value: sum(r.verdict == v for r in results) for v in Verdict}
-    summary = {
+    sandbox = sandbox_of(results)
+    summary: dict[str, object] = {
         "verdict": verdict,
         "node": node_cmd,
         "traces": len(results),
         "counts": counts,
+        "stopped": stopped or None,
+        "sandbox": sandbox.to_json() if sandbox is not None else None,
         "results": [_result_json(r) for r in results],
     }
     shown = shrunk.result if shrunk is not None else (results[-1] if results else None)
@@ -267,6 +279,8 @@ def write_report(
             "steps": len(shrunk.trace.steps),
             "from_steps": shrunk.original_steps,
             "runs": shrunk.runs,
+            "complete": shrunk.complete,
+            "seconds": round(shrunk.seconds, 3),
             "explanation": shrunk.result.explanation(),
             "replay": replay_command(folder.shrunk, node_cmd, hosted=hosted),
         }
@@ -326,6 +340,11 @@ def write_report(
         diagram_notes=notes,
         explorer=explorer,
         journal=[o.describe() for o in shown.observations] if shown is not None else (),
+        stopped=stopped,
+        sandbox=[(x.name, x.active, x.detail) for x in sandbox.layers]
+        if sandbox is not None
+        else (),
+        sandbox_mode=sandbox.mode if sandbox is not None else "",
         traces=[
             TraceRow(
                 r.trace.name, r.trace.source, len(r.trace.steps), str(r.verdict), r.explanation()

@@ -6,11 +6,16 @@ step whose guard fails is dropped (:func:`normalise`).  A candidate "still fails
 when the judge's verdict is ``fail`` with the same kind of divergence (or the
 same node error class).  Then single-step removals until none fails (a fixpoint:
 the result is 1-minimal), and finally the run is cut at the divergence.
-Deterministic: no randomness, candidates tried in a fixed order.
+Deterministic: no randomness, candidates tried in a fixed order.  Bounded: at
+most ``max_runs`` runs and ``budget`` seconds (a node that fails slowly, a
+memory hog say, must not cost hours); when a bound stops it, the smallest
+failing schedule found so far is the result and :attr:`ShrinkResult.complete`
+is false.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -31,6 +36,8 @@ class ShrinkResult:
     result: JudgeResult
     runs: int
     original_steps: int
+    complete: bool = True  #: 1-minimal; False when a bound (runs, seconds) stopped it
+    seconds: float = 0.0
 
 
 def failure_key(r: JudgeResult) -> str | None:
@@ -61,27 +68,37 @@ def shrink(
     *,
     judge: Callable[[Trace], JudgeResult] | None = None,
     max_runs: int = 2000,
+    budget: float | None = None,
+    on_run: Callable[[object], None] | None = None,
 ) -> ShrinkResult:
-    """A minimal schedule failing like ``failing`` (see the module docstring)."""
+    """A minimal schedule failing like ``failing`` (see the module docstring),
+    within ``max_runs`` runs and ``budget`` seconds."""
+    started = time.monotonic()
     trace = failing.trace
     cfg = model_of(trace)
     key = failure_key(failing)
     run = judge if judge is not None else (lambda t: judge_trace(t, node, cfg=cfg))
     cache: dict[tuple[Step, ...], JudgeResult | None] = {}
     runs = 0
+    stopped = False
     best_steps = normalise(cfg, failing.schedule)
     best = failing
 
     def fails(steps: tuple[Step, ...]) -> bool:
-        nonlocal runs, best, best_steps
+        nonlocal runs, best, best_steps, stopped
         cand = normalise(cfg, steps)
         if cand in cache:
             r = cache[cand]
         else:
-            if runs >= max_runs:
+            if runs >= max_runs or (
+                budget is not None and time.monotonic() - started >= budget
+            ):
+                stopped = True
                 return False
             runs += 1
             r = run(trace.with_steps(cand))
+            if on_run is not None:
+                on_run(r)
             r = r if failure_key(r) == key else None
             cache[cand] = r
         if r is None:
@@ -98,7 +115,7 @@ def shrink(
 
     # ddmin
     n = 2
-    while len(best_steps) >= 2:
+    while len(best_steps) >= 2 and not stopped:
         steps = best_steps
         size = max(1, len(steps) // n)
         chunks = [steps[i : i + size] for i in range(0, len(steps), size)]
@@ -115,7 +132,7 @@ def shrink(
             n = min(n * 2, len(steps))
     # one-step removals to a fixpoint
     changed = True
-    while changed:
+    while changed and not stopped:
         changed = False
         for i in range(len(best_steps)):
             cand = best_steps[:i] + best_steps[i + 1 :]
@@ -127,7 +144,14 @@ def shrink(
     shrunk = trace.with_steps(prefix, name=f"{trace.name}-shrunk")
     # Re-judge the cut run without a drain: it must fail at its last step by itself.
     last = run(shrunk)
+    runs += 1
     if failure_key(last) == key:
         final = last
-        runs += 1
-    return ShrinkResult(shrunk, final, runs, len(trace.steps))
+    return ShrinkResult(
+        shrunk,
+        final,
+        runs,
+        len(trace.steps),
+        complete=not stopped,
+        seconds=time.monotonic() - started,
+    )

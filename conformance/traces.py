@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import tempfile
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,6 +42,7 @@ from frozendict import frozendict
 from redletter.errors import InputError
 from redletter.python_model.actions import (
     ACTION_NAMES,
+    ActionDisabled,
     app_action_bound,
     init_states,
     step,
@@ -125,13 +127,34 @@ def model_source(model: str, spec_dir: Path) -> tuple[str, str]:
     )
 
 
+MODEL_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+
+
 @lru_cache(maxsize=64)
 def _load_source(model: str, tla: str, cfg: str) -> ModelConfig:
+    """The model of a trace, from the texts it carries.  The model's name becomes a
+    file name in a temporary directory, so it must be a module name (an
+    identifier), never a path: a trace cannot write outside that directory."""
+    if not MODEL_NAME.fullmatch(model):
+        raise InputError(
+            f"#meta.model must be a model name (letters, digits and _), never a path;"
+            f" got {model[:80]!r}",
+            code="RL-INPUT-ITF",
+        )
     with tempfile.TemporaryDirectory(prefix="redletter-model-") as tmp:
         d = Path(tmp)
-        (d / f"{model}.tla").write_text(tla, encoding="utf-8")
-        (d / f"{model}.cfg").write_text(cfg, encoding="utf-8")
-        return load_model(model, d)
+        (d / f"{model}.tla").write_bytes(tla.encode("utf-8", "surrogatepass"))
+        (d / f"{model}.cfg").write_bytes(cfg.encode("utf-8", "surrogatepass"))
+        try:
+            return load_model(model, d)
+        except InputError as exc:
+            # Name the field of the trace the text came from, not the temporary file.
+            text = exc.message
+            for suffix, field in ((".tla", "#meta.model_tla"), (".cfg", "#meta.model_cfg")):
+                text = text.replace(f"{d / model}{suffix}", field)
+            raise InputError(
+                f"the model the trace carries is not valid: {text}", code=exc.code
+            ) from None
 
 
 def model_of(trace: Trace) -> ModelConfig:
@@ -212,6 +235,13 @@ def read_trace(path: Path) -> Trace:
     meta = itf.meta
     name = _meta_str(meta, "name", path)
     model = _meta_str(meta, "model", path)
+    if not MODEL_NAME.fullmatch(model):
+        raise InputError(
+            f"#meta.model must be a model name (letters, digits and _), never a path;"
+            f" got {model[:80]!r}",
+            path=str(path),
+            code="RL-INPUT-ITF",
+        )
     source = _meta_str(meta, "source", path)
     tla = _meta_str(meta, "model_tla", path)
     cfg_text = _meta_str(meta, "model_cfg", path)
@@ -227,8 +257,19 @@ def read_trace(path: Path) -> Trace:
             )
         steps.append((action, params))
     trace = Trace(name, model, source, tuple(steps), tla, cfg_text)
-    cfg = model_of(trace)
-    states = replay_states(cfg, trace.steps)
+    try:
+        cfg = model_of(trace)
+        states = replay_states(cfg, trace.steps)
+    except ActionDisabled as exc:
+        raise InputError(
+            f"the trace is not a behaviour of its model: {exc.message}",
+            path=str(path),
+            code="RL-INPUT-ITF",
+        ) from None
+    except InputError as exc:
+        if exc.path is not None:
+            raise
+        raise InputError(exc.message, path=str(path), code=exc.code) from None
     for i, (st, s) in enumerate(zip(itf.states, states, strict=True)):
         if st.values != to_tla(cfg, s):
             raise InputError(

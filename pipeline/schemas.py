@@ -86,9 +86,12 @@ TRACES: Final = pa.schema(
 
 RESULTS: Final = pa.schema(
     [
+        pa.field("key", pa.string(), nullable=False),  # campaign, implementation, trace content
         pa.field("campaign", pa.string(), nullable=False),
+        pa.field("implementation", pa.string(), nullable=False),  # node command or runner
         pa.field("id", pa.string(), nullable=False),  # trace id
         pa.field("path", pa.string(), nullable=False),
+        pa.field("digest", pa.string(), nullable=False),  # SHA-256 of the trace file
         pa.field("verdict", pa.string(), nullable=False),  # pass | fail | unknown | error
         pa.field("steps", pa.int64(), nullable=False),
         pa.field("seconds", pa.float64(), nullable=False),
@@ -99,7 +102,8 @@ RESULTS: Final = pa.schema(
     ]
 )
 RESULTS_DDL: Final = (
-    "campaign string, id string, path string, verdict string, steps bigint,"
+    "key string, campaign string, implementation string, id string, path string,"
+    " digest string, verdict string, steps bigint,"
     " seconds double, detail string, actions array<string>, partition bigint,"
     " finished_at double"
 )

@@ -28,6 +28,7 @@ from redletter.errors import InputError
 from redletter.python_model.apps import App, make_app
 from redletter.python_model.mutants import Steps, make_steps
 from redletter.python_model.values import Fcn, Record, Value, apply_fn, fcn, parse_value
+from redletter.untrusted import decode_utf8
 
 __all__ = [
     "APP_MODULES",
@@ -269,9 +270,22 @@ def _blank_comments(text: str) -> str:
     return _BLOCK_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), text)
 
 
-def _read_tla(path: Path) -> tuple[list[str], dict[str, _Def]]:
-    text = _blank_comments(path.read_text(encoding="utf-8"))
+def _read_text(path: Path) -> str:
+    """A model file's text; not UTF-8 is an InputError at the line of the bad byte."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(
+            f"cannot read the file: {exc.strerror}", path=str(path), code="RL-INPUT-MODEL"
+        ) from None
+    return decode_utf8(data, path=str(path), code="RL-INPUT-MODEL")
+
+
+def _read_tla(path: Path) -> tuple[list[str], dict[str, _Def], int]:
+    """The modules it EXTENDS, its definitions, and the line of its EXTENDS (1 if none)."""
+    text = _blank_comments(_read_text(path))
     extends: list[str] = []
+    extends_line = 1
     defs: dict[str, _Def] = {}
     current: tuple[str, int, bool, list[str]] | None = None
 
@@ -280,7 +294,7 @@ def _read_tla(path: Path) -> tuple[list[str], dict[str, _Def]]:
             name, line, params, body = current
             defs[name] = _Def(" ".join(body).strip(), line, params)
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
+    for lineno, raw in enumerate(text.split("\n"), start=1):
         line = _strip_line_comment(raw)
         if line.startswith("===="):
             close()
@@ -292,6 +306,7 @@ def _read_tla(path: Path) -> tuple[list[str], dict[str, _Def]]:
             close()
             current = None
             extends = [x.strip() for x in line[len("EXTENDS") :].split(",") if x.strip()]
+            extends_line = lineno
             continue
         m = _DEF_START.match(line)
         if m is not None:
@@ -305,7 +320,7 @@ def _read_tla(path: Path) -> tuple[list[str], dict[str, _Def]]:
             else:
                 current[3].append(line)
     close()
-    return extends, defs
+    return extends, defs, extends_line
 
 
 _SECTION_WORDS = {
@@ -335,7 +350,7 @@ class _Cfg:
 def _read_cfg(path: Path) -> _Cfg:
     cfg = _Cfg()
     section: str | None = None
-    for lineno, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, raw in enumerate(_read_text(path).split("\n"), start=1):
         words = _strip_line_comment(raw).split()
         if not words:
             continue
@@ -370,6 +385,9 @@ def _read_cfg(path: Path) -> _Cfg:
     return cfg
 
 
+_MODEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+
+
 def load_model(name: str, spec_dir: Path) -> ModelConfig:
     """Read model ``name`` (``spec_dir/<name>.tla`` and ``.cfg``) into a :class:`ModelConfig`.
 
@@ -377,6 +395,12 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
     unknown binding or override (naming the cfg file and line), or a definition that
     is not a literal value.
     """
+    if not _MODEL_NAME.fullmatch(name):
+        raise InputError(
+            f"{name!r} is not a model name: a model is named by its module (letters, digits"
+            " and _), never by a path",
+            code="RL-INPUT-MODEL",
+        )
     tla_path = spec_dir / f"{name}.tla"
     cfg_path = spec_dir / f"{name}.cfg"
     if not (tla_path.is_file() and cfg_path.is_file()):
@@ -385,7 +409,7 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
         raise InputError(
             f"unknown model {name!r} in {spec_dir} (available: {listed})", code="RL-INPUT-MODEL"
         )
-    extends, defs = _read_tla(tla_path)
+    extends, defs, extends_line = _read_tla(tla_path)
     wrappers = [m for m in extends if m in APP_WRAPPERS]
     apps = [m for m in extends if m in APP_MODULES]
     if len(wrappers) == 1 and not apps and "ChandyLamport" not in extends:
@@ -402,12 +426,15 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             + ", ".join(APP_MODULES)
             + ")",
             path=str(tla_path),
+            line=extends_line,
             code="RL-INPUT-MODEL",
         )
     cfg = _read_cfg(cfg_path)
     wanted_constants = set(CORE_CONSTANTS) | set(APP_MODULES[app_module])
     definitions: dict[str, Value] = {}
     constants: dict[str, Value] = {}
+    #: where each constant's value is written: the line of its definition in the .tla
+    const_line: dict[str, int] = {}
     overrides: dict[str, str] = {op: names[0] for op, names in OVERRIDES.items()}
     for lhs, module, rhs, lineno in cfg.bindings:
         if module is not None and (lhs not in OVERRIDES or module != "ChandyLamport"):
@@ -430,6 +457,7 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             value = parse_definition(d.text, path=str(tla_path), line=d.line)
             definitions[rhs] = value
             constants[lhs] = value
+            const_line[lhs] = d.line
         elif lhs in APP_BINDINGS:
             if wrapper is not None:
                 raise InputError(
@@ -479,8 +507,12 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             )
     missing = sorted(wanted_constants - constants.keys())
     if missing:
+        at = cfg.sections.get("CONSTANTS", [("", 1)])
         raise InputError(
-            "constants not bound: " + ", ".join(missing), path=str(cfg_path), code="RL-INPUT-MODEL"
+            "constants not bound: " + ", ".join(missing),
+            path=str(cfg_path),
+            line=at[0][1] if at else 1,
+            code="RL-INPUT-MODEL",
         )
 
     def names(section: str, known: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -498,15 +530,22 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
 
     spec = names("SPECIFICATION", SPECIFICATIONS, "specification")
     if len(spec) != 1:
+        at = cfg.sections.get("SPECIFICATION", [])
         raise InputError(
-            "expected exactly one SPECIFICATION", path=str(cfg_path), code="RL-INPUT-MODEL"
+            f"expected exactly one SPECIFICATION, found {len(spec)}",
+            path=str(cfg_path),
+            line=at[1][1] if len(at) > 1 else at[0][1] if at else 1,
+            code="RL-INPUT-MODEL",
         )
     constraints = names("CONSTRAINT", CONSTRAINTS, "constraint")
     invariants = names("INVARIANTS", INVARIANT_NAMES, "invariant")
     all_props = names("PROPERTIES", PROPERTY_NAMES + LIVENESS_NAMES, "property")
 
     def bad(what: str) -> InputError:
-        return InputError(what, path=str(tla_path), code="RL-INPUT-MODEL")
+        """An error about a constant's value, at the line that defines it."""
+        named = next((c for c in const_line if re.match(rf"{c}\b", what)), None)
+        line = const_line[named] if named is not None else 1
+        return InputError(what, path=str(tla_path), line=line, code="RL-INPUT-MODEL")
 
     proc_set = constants["Proc"]
     chan_set = constants["Chan"]
@@ -552,7 +591,13 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
     out_mask = tuple(
         sum(1 << i for i, s in enumerate(chan_src) if s == p) for p in range(len(procs))
     )
-    app = make_app(app_module, constants, procs, chans, snaps, path=str(tla_path))
+    try:
+        app = make_app(app_module, constants, procs, chans, snaps, path=str(tla_path))
+    except InputError as exc:
+        if exc.line is not None:
+            raise
+        what = exc.message.removeprefix(f"{tla_path}: ")
+        raise bad(what) from None
     steps = make_steps(overrides)
     return ModelConfig(
         name=name,

@@ -151,7 +151,9 @@ DotItem: TypeAlias = DotNode | DotEdge
 
 
 def _fp(text: str, path: str, line: int) -> int:
-    value = int(text)
+    # At most 20 characters (a sign and 19 digits) before int() converts them: a
+    # fingerprint of thousands of digits is refused, not a bare ValueError.
+    value = int(text) if len(text) <= 20 else _FP_MAX + 1
     if not _FP_MIN <= value <= _FP_MAX:
         raise InputError(
             f"expected a signed 64-bit fingerprint, found {text}",

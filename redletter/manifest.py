@@ -29,6 +29,7 @@ from typing import Any
 
 from redletter.errors import InputError
 from redletter.tlc import ResultKind, TlcResult
+from redletter.untrusted import loads
 
 EXPECT_VALUES = ("success", "safety failure", "liveness failure", "deadlock failure")
 SUITES = ("default", "large")
@@ -240,7 +241,7 @@ def parse_manifest(data: Any, path: Path) -> Manifest:
 def load_manifest(path: Path) -> Manifest:
     """Read and validate ``path``; any problem is an :class:`InputError`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(
             f"cannot read the manifest ({exc.strerror or exc}); it lists the models to "
@@ -249,14 +250,22 @@ def load_manifest(path: Path) -> Manifest:
             path=str(path),
         ) from exc
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = loads(raw, path=str(path), code="RL-INPUT-MANIFEST")
+    except InputError as exc:
+        detail = exc.message.removeprefix(f"{path}:{exc.line}: ")
+        what = (
+            f"is not valid JSON: {detail.removeprefix('not JSON: ')}"
+            if detail.startswith("not JSON: ")
+            else f"is {detail}"
+            if detail.startswith("not JSON")
+            else f"cannot be read: {detail}"
+        )
         raise InputError(
-            f"the manifest is not valid JSON (column {exc.colno}: {exc.msg}); fix the syntax.",
+            f"the manifest {what}; fix the syntax.",
             code="RL-INPUT-MANIFEST",
             path=str(path),
-            line=exc.lineno,
-        ) from exc
+            line=exc.line,
+        ) from None
     return parse_manifest(data, path)
 
 

@@ -121,13 +121,15 @@ _VIOLATION_CODES = frozenset(
     }
 )
 
-_MARKER = re.compile(r"@!@!@STARTMSG (\d+):(\d+) @!@!@|@!@!@ENDMSG (\d+) @!@!@")
+# Numbers are bounded in the patterns (TLC's never come near): absurd output is
+# not matched, never a ValueError of int() on thousands of digits.
+_MARKER = re.compile(r"@!@!@STARTMSG (\d{1,9}):(\d{1,9}) @!@!@|@!@!@ENDMSG (\d{1,9}) @!@!@")
 _STATS = re.compile(
-    r"([\d,]+) states generated.*?, ([\d,]+) distinct states found.*?, "
-    r"([\d,]+) states left on queue"
+    r"(?<![\d,])([\d,]{1,30}) states generated.*?, ([\d,]{1,30}) distinct states found.*?, "
+    r"([\d,]{1,30}) states left on queue"
 )
-_PROGRESS = re.compile(r"Progress\((\d+)\)")
-_DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
+_PROGRESS = re.compile(r"Progress\((\d{1,18})\)")
+_DEPTH = re.compile(r"depth of the complete state graph search is (\d{1,18})")
 _NAMED = re.compile(r"^(?:Invariant|Action property|Property) (\S+) is violated")
 
 
@@ -200,7 +202,9 @@ class ToolOutputParser:
     line completed, for live display); call :meth:`result` at the end.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, source: str = "TLC output") -> None:
+        self.source = source  #: where the output comes from (a log file), for errors
+        self.line = 0  #: lines fed so far
         self._stack: list[tuple[int, int, list[str]]] = []
         self.messages: list[TlcMessage] = []
         self.plain: list[str] = []
@@ -338,10 +342,16 @@ def classify(
 
 
 def parse_tool_output(
-    lines: Iterable[str], *, model: str = "", exit_code: int = 0, seconds: float = 0.0
+    lines: Iterable[str],
+    *,
+    model: str = "",
+    exit_code: int = 0,
+    seconds: float = 0.0,
+    source: str = "TLC output",
 ) -> TlcResult:
-    """Parse a complete recorded ``-tool`` output (tests, offline logs)."""
-    parser = ToolOutputParser()
+    """Parse a complete recorded ``-tool`` output (tests, offline logs); ``source``
+    names it in errors."""
+    parser = ToolOutputParser(source)
     for line in lines:
         parser.feed(line)
     return parser.result(model=model, exit_code=exit_code, seconds=seconds)
@@ -350,17 +360,24 @@ def parse_tool_output(
 # --- SANY ----------------------------------------------------------------------------
 
 _SANY_SEMANTIC = re.compile(
-    r"line (\d+), col (\d+) to line \d+, col \d+ of module (\w+)\s*\n\s*\n?(.+)"
+    r"line (\d{1,9}), col (\d{1,9}) to line \d+, col \d+ of module (\w{1,200})\s*\n\s*\n?(.+)"
 )
-_SANY_PARSE = re.compile(r"Encountered (.+?) at line (\d+), column? (\d+)")
-_SANY_LEXICAL = re.compile(r"Lexical error at line (\d+), column (\d+)\.\s*(.*)")
+_SANY_PARSE = re.compile(r"Encountered (.+?) at line (\d{1,9}), column? (\d{1,9})")
+_SANY_LEXICAL = re.compile(r"Lexical error at line (\d{1,9}), column (\d{1,9})\.\s*(.*)")
 _SANY_PARSING_FILE = re.compile(r"^Parsing file (.+)$", re.MULTILINE)
 _SANY_MISSING = re.compile(r"Cannot find source file for module (\w+) imported in module (\w+)")
 
 
 def _module_file(spec_dir: Path, module: str) -> str:
+    """The module's file in ``spec_dir`` (a module name read from SANY's output is an
+    identifier; anything else, or a name too long for a file, is not a file here)."""
+    if re.fullmatch(r"\w{1,200}", module) is None:
+        return f"module {module[:80]}"
     path = spec_dir / f"{module}.tla"
-    return str(path) if path.is_file() else f"module {module}"
+    try:
+        return str(path) if path.is_file() else f"module {module}"
+    except OSError:
+        return f"module {module}"
 
 
 def sany_error(

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "ground",
         (
             "redletter.errors",
+            "redletter.untrusted",
             "redletter.project",
             "redletter.toolchain",
             "redletter.tlc",

@@ -163,7 +163,8 @@ def _one(steps: list[tuple[str, dict[str, object]]]) -> Trace:
 
 
 def test_crashing_node_fails_with_its_exit_status(tmp_path: Path) -> None:
-    crash = tmp_path / "crash.py"
+    (tmp_path / "node").mkdir()
+    crash = tmp_path / "node" / "crash.py"
     crash.write_text(
         "import os, sys\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
@@ -175,7 +176,8 @@ def test_crashing_node_fails_with_its_exit_status(tmp_path: Path) -> None:
         "serve(N)\n"
     )
     node = CommandNode((PY, str(crash)))
-    r = judge_trace(_one([("StartSnapshot", {"p": "p1", "k": 1})]), node, log_dir=tmp_path)
+    logs = tmp_path / "run" / "logs"
+    r = judge_trace(_one([("StartSnapshot", {"p": "p1", "k": 1})]), node, log_dir=logs)
     assert r.verdict == "fail" and r.exit_code == 1
     assert isinstance(r.node_error, NodeCrashed)
     assert r.node_error.exit_status == 3
@@ -190,7 +192,8 @@ def test_hanging_node_is_unknown(tmp_path: Path) -> None:
         (PY, str(ROOT / "tests/data/conformance_judge/sleepy_node.py")),
         limits=Limits(request_timeout=0.5),
     )
-    r = judge_trace(_one([("StartSnapshot", {"p": "p1", "k": 1})]), node, log_dir=tmp_path)
+    logs = tmp_path / "run" / "logs"
+    r = judge_trace(_one([("StartSnapshot", {"p": "p1", "k": 1})]), node, log_dir=logs)
     assert (r.verdict, r.exit_code) == ("unknown", 2)
     assert r.reason.splitlines()[0] == (
         "node p1 did not reply to start_snapshot (msg_id 3) within 0.5 s."

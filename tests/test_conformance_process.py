@@ -1,9 +1,10 @@
-"""Hostile nodes: every one gives a typed error with its exit status, the last
-lines of its stdout and stderr and the path of its log, within the timeouts.
+"""The node process: every failure gives a typed error with its exit status, the
+last lines of its stdout and stderr and the path of its log, within the timeouts.
 
-Messages are asserted word for word.  Isolation is turned off for those (the
-exit status seen through unshare differs: unshare dies of the SIGTERM itself);
-the isolation tests run only where unshare is permitted.
+Messages are asserted word for word, with the node in the sandbox (its init
+forwards signals and reproduces the program's exit status, so the messages are
+the same as without one).  tests/test_hostile.py judges the hostile nodes
+through the whole harness.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ from redletter.conformance.process import (
     NodeProtocolError,
     NodeTimeout,
     describe_status,
-    isolation_prefix,
 )
+from redletter.conformance.sandbox import Sandbox, SandboxPolicy
 from redletter.errors import Exit, InputError
 
 HOSTILE = Path(__file__).resolve().parent / "data" / "conformance" / "hostile"
 PY = os.path.abspath(sys.executable)
 FAST = Limits(request_timeout=0.5, grace=0.2)
+POLICY = SandboxPolicy(memory=256 << 20, processes=64)
 
 INIT = p.Envelope(
     p.HARNESS,
@@ -47,7 +49,7 @@ def _node(tmp_path: Path, script: str, *args: str, limits: Limits = FAST) -> Nod
         name="p1",
         log_dir=tmp_path / "logs",
         limits=limits,
-        isolate=False,
+        policy=POLICY,
     )
 
 
@@ -157,13 +159,16 @@ def _stopped(path: Path) -> bool:
 
 
 def test_fork_child_is_killed(tmp_path: Path) -> None:
-    beat = tmp_path / "heartbeat"
+    beats = tmp_path / "beats"
+    beats.mkdir()
+    beat = beats / "heartbeat"
     node = NodeProcess(
         [PY, str(HOSTILE / "fork.py"), str(beat)],
         name="p1",
         log_dir=tmp_path / "logs",
         limits=FAST,
-        isolate=False,
+        policy=POLICY,
+        writable=[beats],
     )
     with node, pytest.raises(NodeCrashed) as err:
         node.request(INIT)
@@ -178,9 +183,17 @@ def test_fork_child_is_killed(tmp_path: Path) -> None:
     assert _stopped(beat)
 
 
-def test_memory_hog(tmp_path: Path) -> None:
-    limits = Limits(request_timeout=20, grace=0.2, address_space=512 << 20)
-    with _node(tmp_path, "memory.py", limits=limits) as node, pytest.raises(NodeCrashed) as err:
+def test_memory_hog_without_a_cgroup_meets_its_address_space(tmp_path: Path) -> None:
+    """Without the run's cgroup (--sandbox off) the address-space limit stops a hog:
+    Python raises MemoryError and the node exits."""
+    node = NodeProcess(
+        [PY, str(HOSTILE / "memory.py")],
+        name="p1",
+        log_dir=tmp_path / "logs",
+        limits=Limits(request_timeout=20, grace=0.2),
+        policy=SandboxPolicy(mode="off", address_space=512 << 20),
+    )
+    with node, pytest.raises(NodeCrashed) as err:
         node.request(INIT)
     lines = err.value.message.splitlines()
     assert lines[0] == "node p1 exited with status 1 before replying to init (msg_id 1)."
@@ -213,10 +226,28 @@ def test_a_failed_node_stays_failed(tmp_path: Path) -> None:
     assert second.value is first.value
 
 
-def test_missing_program(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolate", [True, False])
+def test_missing_program(tmp_path: Path, isolate: bool) -> None:
     with pytest.raises(InputError) as err:
-        NodeProcess(["/nonexistent/node"], name="p1", log_dir=tmp_path, isolate=False)
+        NodeProcess(["/nonexistent/node"], name="p1", log_dir=tmp_path, isolate=isolate)
     assert err.value.message == ("cannot run node p1: /nonexistent/node: No such file or directory")
+    assert err.value.code == "RL-INPUT-NODE-CMD"
+
+
+def test_a_program_the_sandbox_does_not_show(tmp_path: Path) -> None:
+    """A program inside the folder the sandbox hides (the run's logs) is refused
+    with the reason, not started to fail obscurely."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    script = logs / "node.py"
+    script.write_text("print('hi')\n")
+    with pytest.raises(InputError) as err:
+        NodeProcess([PY, str(script)], name="p1", log_dir=logs, policy=POLICY)
+    assert err.value.message == (
+        f"cannot run node p1: {script} is inside {logs}, which the sandbox hides from the"
+        " programs it runs (the store, the run's folder and logs): move the program's files"
+        " elsewhere"
+    )
 
 
 def test_describe_status() -> None:
@@ -232,30 +263,59 @@ def test_node_runs_in_its_own_directory(tmp_path: Path) -> None:
     assert not workdir.exists()
 
 
-needs_isolation = pytest.mark.skipif(
-    not isolation_prefix(), reason="unshare is missing or not permitted here: no isolation"
-)
+def _layer(name: str) -> tuple[bool, str]:
+    with Sandbox(POLICY) as sb:
+        sb.popen(["/bin/true"]).wait()
+        layer = sb.report().layer(name)
+    return layer.active, layer.detail
 
 
-@needs_isolation
 def test_isolated_node_has_no_network(tmp_path: Path) -> None:
-    node = NodeProcess([PY, str(HOSTILE / "netcheck.py")], name="p1", log_dir=tmp_path, limits=FAST)
-    assert node.isolation == "no network (unshare: new network and PID namespaces)"
+    active, why = _layer("network")
+    if not active:
+        pytest.skip(f"the sandbox's network layer is not active here: {why}")
+    node = NodeProcess(
+        [PY, str(HOSTILE / "netcheck.py")], name="p1", log_dir=tmp_path, limits=FAST, policy=POLICY
+    )
+    assert "network" in node.isolation and "network NOT active" not in node.isolation
+    assert node.sandbox_report.layer("network").detail == (
+        "no network: its own network namespace, no interface up"
+    )
     with node, pytest.raises(NodeError) as err:
         node.request(INIT)
     assert err.value.stderr_tail == ("interfaces: lo",)
     assert err.value.exit_status == 0
 
 
-@needs_isolation
 def test_isolated_escaped_child_is_killed(tmp_path: Path) -> None:
-    beat = tmp_path / "heartbeat"
+    active, why = _layer("processes")
+    if not active:
+        pytest.skip(f"the sandbox's processes layer is not active here: {why}")
+    beats = tmp_path / "beats"
+    beats.mkdir()
+    beat = beats / "heartbeat"
     node = NodeProcess(
         [PY, str(HOSTILE / "fork.py"), str(beat), "setsid"],
         name="p1",
-        log_dir=tmp_path,
+        log_dir=tmp_path / "logs",
         limits=FAST,
+        policy=POLICY,
+        writable=[beats],
     )
     with node, pytest.raises(NodeCrashed):
         node.request(INIT)
     assert _stopped(beat)
+
+
+def test_the_sandbox_report_names_every_layer(tmp_path: Path) -> None:
+    with _node(tmp_path, "netcheck.py") as node:
+        report = node.sandbox_report
+    assert [x.name for x in report.layers] == [
+        "user", "filesystem", "network", "processes", "memory", "limits", "lifetime"
+    ]  # fmt: skip
+    assert report.layer("limits").detail == (
+        "per process: CPU 300 s, address space 8 GiB, 1024 open files, files up to 256 MiB,"
+        " no core dumps"
+    )
+    for layer in report.layers:
+        assert layer.detail, layer.name

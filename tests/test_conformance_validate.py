@@ -117,8 +117,8 @@ def test_marker_after_app_fails_at_the_overtaking_send() -> None:
         ),
         (
             "{",
-            "bad.ndjson:2: not JSON: Expecting property name enclosed in double quotes: "
-            "line 1 column 2 (char 1)",
+            "bad.ndjson:2: not JSON: Expecting property name enclosed in double quotes "
+            "(column 2)",
         ),
     ],
 )
@@ -173,3 +173,15 @@ def test_fuzz_parser_bytes(data: bytes) -> None:
         parse_log(data)
     except InputError as exc:
         assert exc.code == "RL-INPUT-LOG"
+
+
+def test_an_empty_log_is_bad_input_not_a_pass(tmp_path: Path) -> None:
+    empty = tmp_path / "run.ndjson"
+    empty.write_text("\n\n")
+    with pytest.raises(InputError) as err:
+        validate_files(load_model("MCToken2", ROOT / "spec"), [empty])
+    assert err.value.message == (
+        f"{empty}:1: no event in {empty}: an empty log proves nothing (is the"
+        " implementation's logger writing to this file?)"
+    )
+    assert err.value.exit_code == 5

@@ -79,7 +79,7 @@ def test_canonical_forms() -> None:
             "t:2: expected '<server-id> <tokens>' (server 1 of 2), got 'N1'",
         ),
         (parse_topology, "1\nN1 -1\n", "t:2: expected a non-negative number of tokens, got '-1'"),
-        (parse_topology, "2\nN1 1\n", "t: expected 2 servers, got 1 before the end of the file"),
+        (parse_topology, "2\nN1 1\n", "t:3: expected 2 servers, got 1 before the end of the file"),
         (parse_topology, "2\nN1 1\nN1 2\n", "t:3: duplicate server 'N1' (first on line 2)"),
         (parse_topology, "1\nN1 1\nN1 N2\n", "t:3: unknown server 'N2' in a link (servers: N1)"),
         (parse_topology, "1\nN1 1\nN1 N1\n", "t:3: a link from N1 to itself"),
@@ -96,7 +96,7 @@ def test_canonical_forms() -> None:
         (
             parse_topology,
             "",
-            "t: expected the number of servers (a positive integer), got an empty file",
+            "t:1: expected the number of servers (a positive integer), got an empty file",
         ),
         (
             parse_scenario,
@@ -106,7 +106,11 @@ def test_canonical_forms() -> None:
         ),
         (parse_scenario, "send N1 N2 0\n", "t:1: expected a positive number of tokens, got '0'"),
         (parse_scenario, "tick x\n", "t:1: expected a positive tick count, got 'x'"),
-        (parse_snap, "", "t: expected the snapshot id (a non-negative integer), got an empty file"),
+        (
+            parse_snap,
+            "",
+            "t:1: expected the snapshot id (a non-negative integer), got an empty file",
+        ),
         (parse_snap, "a b\n", "t:1: expected the snapshot id (a non-negative integer), got 'a b'"),
         (parse_snap, "0\nN1 x\n", "t:2: expected a non-negative number of tokens, got 'x'"),
         (parse_snap, "0\nN1 N2 3\n", "t:2: expected a message 'token(<n>)', got '3'"),
@@ -124,7 +128,7 @@ def test_canonical_forms() -> None:
         (
             parse_snap,
             b"0\n\xff\n",
-            "t: expected UTF-8 text, got a byte that is not UTF-8 at offset 2",
+            "t:2: expected UTF-8 text, got a byte that is not UTF-8 (0xff) at column 1",
         ),
     ],
 )

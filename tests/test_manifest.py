@@ -132,8 +132,8 @@ def test_bad_json(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_manifest(path)
     assert str(info.value) == (
-        f"{path}:2: the manifest is not valid JSON (column 2: Expecting property name "
-        "enclosed in double quotes); fix the syntax."
+        f"{path}:2: the manifest is not valid JSON: Expecting property name enclosed in"
+        " double quotes (column 2); fix the syntax."
     )
 
 

@@ -106,7 +106,7 @@ def test_resume_after_kill_with_node_command(
     try:
         deadline = time.monotonic() + 240
         while proc.poll() is None and time.monotonic() < deadline:
-            if len(list(results.glob("part-*.parquet"))) >= 3:
+            if read_results(results).num_rows >= 3:
                 break
             time.sleep(0.05)
         done_at_kill = read_results(results).num_rows
@@ -119,7 +119,16 @@ def test_resume_after_kill_with_node_command(
         proc.wait(timeout=30)
     time.sleep(1.0)
     before = read_results(results)
-    summary = run_campaign(spark, discover_traces(traces), reference_runner, results, chunk=2)
+    # The same campaign and implementation (the node command, as the CLI names it).
+    implementation = f"node {sys.executable} -m redletter.conformance.nodes.reference --timeout 10"
+    summary = run_campaign(
+        spark,
+        discover_traces(traces),
+        reference_runner,
+        results,
+        chunk=2,
+        implementation=implementation,
+    )
     assert summary.done_before == before.num_rows >= done_at_kill
     assert summary.ran == n - before.num_rows
     raw_ids = read_results(results, dedupe=False)["id"].to_pylist()

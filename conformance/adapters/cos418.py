@@ -13,8 +13,15 @@ judged without touching the user's folder:
    PATH), offline (``GOTOOLCHAIN=local``); a package without ``go.mod`` is built in
    GOPATH mode.  ``race=True`` builds under Go's race detector (cgo on).
 3. :meth:`Workspace.run` runs the binary on one scenario under one simulator
-   seed, in its own process group, killed whole after a timeout; the driver
-   writes a JSON document (see the driver's README).
+   seed, killed whole after a timeout; the driver writes a JSON document (see
+   the driver's README).
+
+The build and every run happen in the kit's sandbox
+(:mod:`redletter.conformance.sandbox`: a fresh uid, a private read-only view
+with only the package copy, the Go toolchain and the run's own folder
+writable, no network, a PID namespace, a cgroup per run); the build runs as a
+fixed unprivileged uid that owns the kit's own Go build cache, so builds stay
+incremental.  :attr:`Workspace.sandbox_report` says which layers were active.
 4. :func:`judge_raw` turns what the run left behind into a :class:`RunResult`: a
    build error, a hang (a step that never returned: a deadlock or an endless
    loop), a panic (with the last lines of the Go stack), a Go runtime fatal error
@@ -26,17 +33,15 @@ judged without touching the user's folder:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
@@ -56,6 +61,7 @@ from redletter.conformance.judges.run import (
     judge_run,
     parse_run_document,
 )
+from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import EnvironmentMissing, InputError, InternalError
 
@@ -81,6 +87,9 @@ _PLACEHOLDER: Final = "__REDLETTER_PACKAGE__"
 _PACKAGE_RE: Final = re.compile(r"^\s*package\s+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
 _GO_DIRECTIVE_RE: Final = re.compile(r"^\s*go\s+(\d+(?:\.\d+){0,2})\s*$", re.MULTILINE)
 _TAIL_BYTES: Final = 64 * 1024
+#: The unprivileged uid sandboxed builds run as (where the kit runs as root): it
+#: owns the kit's Go build cache, so a build reuses what earlier ones compiled.
+BUILD_UID: Final = 1_900_000_000
 
 
 # --------------------------------------------------------------------------- the package
@@ -228,6 +237,23 @@ def _tail(path: Path) -> str:
         return ""
 
 
+def _go_cache() -> Path:
+    """The kit's Go build cache for sandboxed builds (``$XDG_CACHE_HOME/redletter/go-build``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "redletter" / "go-build"
+
+
+def _build_uid() -> int | None:
+    """:data:`BUILD_UID` if no user of this machine has it (then a fresh uid)."""
+    import pwd
+
+    try:
+        pwd.getpwuid(BUILD_UID)
+    except KeyError:
+        return BUILD_UID
+    return None
+
+
 def _go_env(race: bool) -> dict[str, str]:
     env = {
         k: v
@@ -253,9 +279,19 @@ class Workspace:
     Use as a context manager (the temporary directory is removed on exit).
     """
 
-    def __init__(self, package: GoPackage, *, race: bool = False, go: str | None = None) -> None:
+    def __init__(
+        self,
+        package: GoPackage,
+        *,
+        race: bool = False,
+        go: str | None = None,
+        policy: SandboxPolicy | None = None,
+    ) -> None:
         self.package = package
         self.race = race
+        #: the sandbox the build and the runs run in
+        self.policy = policy if policy is not None else SandboxPolicy()
+        self.sandbox_report: SandboxReport | None = None
         found = go if go is not None else find_go()
         if found is None:
             raise EnvironmentMissing(
@@ -265,6 +301,9 @@ class Workspace:
             )
         self.go = found
         self._tmp = Path(tempfile.mkdtemp(prefix="redletter-cos418-"))
+        # Each run's sandbox has a uid of its own: let it reach the test binary
+        # and the package's folder (not list the workspace).
+        os.chmod(self._tmp, 0o711)
         if package.gomod:
             self.pkg_dir = self._tmp / "pkg"
             self.gopath: Path | None = None
@@ -285,6 +324,23 @@ class Workspace:
 
     def close(self) -> None:
         shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _cache(self, sandbox: Sandbox) -> Path:
+        """The Go build cache the sandboxed build writes (owned by its uid)."""
+        if sandbox.uid is None or sandbox.uid != BUILD_UID:
+            # Not root, or the build uid is taken: the user's own cache when the
+            # build runs as the user, else a fresh one in the workspace.
+            if sandbox.uid is None:
+                return Path(os.environ.get("GOCACHE") or _go_cache())
+            return self._tmp / "gocache"
+        cache = _go_cache()
+        cache.mkdir(parents=True, exist_ok=True)
+        if cache.stat().st_uid != BUILD_UID:
+            for dirpath, dirnames, filenames in os.walk(cache):
+                for name in (*dirnames, *filenames):
+                    os.lchown(os.path.join(dirpath, name), BUILD_UID, BUILD_UID)
+            os.chown(cache, BUILD_UID, BUILD_UID)
+        return cache
 
     @property
     def root(self) -> Path:
@@ -313,6 +369,7 @@ class Workspace:
             template = DRIVER_TEMPLATE.read_text(encoding="utf-8")
         except OSError as exc:
             raise InternalError(f"the COS 418 driver template is missing: {exc}") from None
+        os.chmod(self.pkg_dir, 0o755)
         (self.pkg_dir / "redletter_driver_test.go").write_text(
             template.replace(_PLACEHOLDER, self.package.name), encoding="utf-8"
         )
@@ -333,24 +390,38 @@ class Workspace:
             cmd.append("-race")
         cmd.append(".")
         started = time.monotonic()
-        try:
-            done = subprocess.run(
-                cmd,
-                cwd=self.pkg_dir,
-                env=self._env(),
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
-            output = (done.stderr + done.stdout).strip()
-            ok = done.returncode == 0 and self.binary.is_file()
-        except subprocess.TimeoutExpired:
-            output, ok = f"the build did not finish in {timeout:.0f} s", False
-        except OSError as exc:
-            raise EnvironmentMissing(
-                f"cannot run {self.go}: {exc.strerror}; {GO_HINT}.", code="RL-ENV-COS418"
-            ) from None
+        # The compiler runs in the sandbox too: the package is the user's, and cgo
+        # (--race) runs a C compiler on it.  It writes the workspace and the cache.
+        build_policy = replace(self.policy, tmp_size=max(self.policy.tmp_size, 1 << 30))
+        with Sandbox(build_policy, name="build", uid=_build_uid()) as sb:
+            env = self._env()
+            cache = self._cache(sb)
+            (self._tmp / "gocache").mkdir(exist_ok=True)
+            env["GOCACHE"] = str(cache)
+            env["GOMODCACHE"] = str(self._tmp / "gomodcache")
+            try:
+                proc = sb.popen(
+                    [str(Path(self.go).absolute()), *cmd[1:]],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    writable=[self._tmp],
+                    shared=[cache],
+                    cwd=self.pkg_dir,
+                )
+            except InputError as exc:
+                raise EnvironmentMissing(
+                    f"cannot run {self.go}: {exc.message}; {GO_HINT}.", code="RL-ENV-COS418"
+                ) from None
+            try:
+                out_bytes, _ = proc.communicate(timeout=timeout)
+                output = out_bytes.decode("utf-8", "replace").strip()
+                ok = proc.returncode == 0 and self.binary.is_file()
+            except subprocess.TimeoutExpired:
+                sb.kill()
+                proc.communicate()
+                output, ok = f"the build did not finish in {timeout:.0f} s", False
+            self.sandbox_report = sb.report()
         output = output.replace(str(self.pkg_dir) + os.sep, "")
         shown = " ".join(Path(c).name if c == self.go else c for c in cmd[:-1])
         self.build_result = Build(
@@ -389,25 +460,27 @@ class Workspace:
             env["GORACE"] = "halt_on_error=0 history_size=2 atexit_sleep_ms=0"
         started = time.monotonic()
         rc: int | None
-        with (d / "stdout").open("wb") as so, (d / "stderr").open("wb") as se:
-            proc = subprocess.Popen(
+        with (
+            (d / "stdout").open("wb") as so,
+            (d / "stderr").open("wb") as se,
+            Sandbox(self.policy, name="run") as sb,
+        ):
+            proc = sb.popen(
                 [str(self.binary), "-test.run", "^TestRedletterDriver$", "-test.count=1"],
-                cwd=self.pkg_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=so,
                 stderr=se,
-                start_new_session=True,
+                writable=[d],
+                cwd=self.pkg_dir,
             )
             try:
                 rc = proc.wait(timeout=limits.kill_after)
             except subprocess.TimeoutExpired:
                 rc = None
             finally:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                if rc is None:
-                    proc.wait()
+                sb.kill()
+            self.sandbox_report = sb.report()
         seconds = time.monotonic() - started
         doc: dict[str, object] | None = None
         if out.is_file():

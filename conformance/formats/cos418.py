@@ -209,17 +209,21 @@ def _decode(data: str | bytes, path: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputError(
-            f"expected UTF-8 text, got a byte that is not UTF-8 at offset {exc.start}",
+            f"expected UTF-8 text, got a byte that is not UTF-8 (0x{data[exc.start]:02x})"
+            f" at column {col}",
             code="RL-INPUT-COS418",
             path=path,
+            line=line,
         ) from None
 
 
 def _lines(text: str) -> list[tuple[int, list[str], str]]:
     """Numbered non-blank, non-comment lines split into fields."""
     out = []
-    for no, raw in enumerate(text.splitlines(), start=1):
+    for no, raw in enumerate(text.split("\n"), start=1):
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -234,6 +238,8 @@ def _err(msg: str, path: str, line: int | None) -> InputError:
 def _int(word: str, what: str, path: str, line: int, *, minimum: int) -> int:
     if not word.isascii() or not word.lstrip("-").isdigit() or word.startswith("+"):
         raise _err(f"expected {what}, got {word!r}", path, line)
+    if len(word.lstrip("-")) > 18:  # checked before int(): no 4,300-digit ValueError
+        raise _err(f"expected {what}, got a number of {len(word)} digits", path, line)
     value = int(word)
     if value < minimum:
         raise _err(f"expected {what}, got {word!r}", path, line)
@@ -246,10 +252,11 @@ def _int(word: str, what: str, path: str, line: int, *, minimum: int) -> int:
 
 def parse_topology(data: str | bytes, path: str = "<topology>") -> Topology:
     """Parse a ``.top`` file's text (see the module docstring)."""
-    lines = _lines(_decode(data, path))
+    text = _decode(data, path)
+    lines = _lines(text)
     if not lines:
         raise _err(
-            "expected the number of servers (a positive integer), got an empty file", path, None
+            "expected the number of servers (a positive integer), got an empty file", path, 1
         )
     no, words, raw = lines[0]
     if len(words) != 1:
@@ -259,7 +266,11 @@ def parse_topology(data: str | bytes, path: str = "<topology>") -> Topology:
     first_seen: dict[str, int] = {}
     for i in range(count):
         if 1 + i >= len(lines):
-            raise _err(f"expected {count} servers, got {i} before the end of the file", path, None)
+            raise _err(
+                f"expected {count} servers, got {i} before the end of the file",
+                path,
+                text.count("\n") + 1,
+            )
         no, words, raw = lines[1 + i]
         if len(words) != 2:
             raise _err(
@@ -376,7 +387,7 @@ def parse_snap(data: str | bytes, path: str = "<snap>") -> Snap:
     lines = _lines(_decode(data, path))
     if not lines:
         raise _err(
-            "expected the snapshot id (a non-negative integer), got an empty file", path, None
+            "expected the snapshot id (a non-negative integer), got an empty file", path, 1
         )
     no, words, raw = lines[0]
     if len(words) != 1:

@@ -34,13 +34,20 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias, cast
+from typing import Final, TypeAlias, cast
 
 from redletter.conformance import protocol as p
 from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
 from redletter.conformance.net import Observation, Topology, show_channel
 from redletter.conformance.node import NodeFactory, NodeHost
-from redletter.conformance.process import Limits, NodeError, NodeTimeout
+from redletter.conformance.process import (
+    Limits,
+    NodeError,
+    NodeProtocolError,
+    NodeTimeout,
+    escape_terminal,
+)
+from redletter.conformance.sandbox import SandboxPolicy, SandboxReport
 from redletter.conformance.traces import Step, Trace, make_step, model_of, replay_states
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
@@ -52,8 +59,10 @@ __all__ = [
     "CommandNode",
     "InProcessNode",
     "JudgeResult",
+    "JudgeRun",
     "NodeSpec",
     "drain_steps",
+    "judge_all",
     "judge_trace",
 ]
 
@@ -79,13 +88,25 @@ class CommandNode:
     argv: tuple[str, ...]
     hosted: bool = False
     limits: Limits = field(default_factory=Limits)
-    isolate: bool = True
+    isolate: bool = True  #: False: the sandbox's limits and lifetime only (``--sandbox off``)
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     def describe(self) -> str:
         return " ".join(self.argv) + (" (hosted)" if self.hosted else "")
 
+    @property
+    def policy(self) -> SandboxPolicy:
+        """The sandbox the node runs in."""
+        return self.sandbox if self.isolate else SandboxPolicy.off()
+
     @staticmethod
-    def parse(cmd: str, *, hosted: bool = False, timeout: float = 10.0) -> CommandNode:
+    def parse(
+        cmd: str,
+        *,
+        hosted: bool = False,
+        timeout: float = 10.0,
+        sandbox: SandboxPolicy | None = None,
+    ) -> CommandNode:
         """The node of a command line, split with :func:`shlex.split` (never a shell).
 
         An empty command, one that does not split, or a program that is not on
@@ -104,18 +125,26 @@ class CommandNode:
                 f"--node: cannot run {argv[0]!r}: no such executable program",
                 code="RL-INPUT-NODE-CMD",
             )
-        return CommandNode(argv, hosted=hosted, limits=Limits(request_timeout=timeout))
+        return CommandNode(
+            argv,
+            hosted=hosted,
+            limits=Limits(request_timeout=timeout),
+            sandbox=sandbox if sandbox is not None else SandboxPolicy(),
+        )
 
 
 NodeSpec: TypeAlias = InProcessNode | CommandNode
 
 
 def open_transport(node: NodeSpec, nodes: Sequence[str], log_dir: Path) -> Transport:
-    """Start the nodes of one run."""
+    """Start the nodes of one run (in one sandbox that hides the run's folder)."""
     if isinstance(node, InProcessNode):
         return InProcessTransport(NodeHost(node.factory))
     make = ProcessTransport.hosted if node.hosted else ProcessTransport.per_node
-    return make(node.argv, nodes, log_dir=log_dir, limits=node.limits, isolate=node.isolate)
+    logs = log_dir.resolve()
+    # A run folder's logs (store/<run>/logs): the whole run folder is hidden.
+    policy = node.policy.with_hidden(logs, *((logs.parent,) if logs.name == "logs" else ()))
+    return make(node.argv, nodes, log_dir=log_dir, limits=node.limits, policy=policy)
 
 
 # --------------------------------------------------------------------------- values
@@ -126,29 +155,54 @@ def _json(cfg: ModelConfig, s: Local | None) -> p.JsonValue:
     return None if s is None else cfg.app.local_to_json(s)
 
 
+_SHOWN: Final = 200  #: characters of a value a node gave, quoted in an explanation
+
+
+def _clip(text: str) -> str:
+    text = escape_terminal(text, newlines=True)
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + f"... ({len(text)} characters)"
+
+
 def _show_json(v: p.JsonValue) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(_show_json(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "[" + ", ".join(f"{k} = {_show_json(x)}" for k, x in sorted(v.items())) + "]"
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    return "nothing" if v is None else str(v)
+    def show(v: p.JsonValue, depth: int) -> str:
+        if depth > 20:
+            return "..."
+        if isinstance(v, list):
+            return "[" + ", ".join(show(x, depth + 1) for x in v[:50]) + "]"
+        if isinstance(v, dict):
+            items = sorted(v.items())[:50]
+            return "[" + ", ".join(f"{k} = {show(x, depth + 1)}" for k, x in items) + "]"
+        if isinstance(v, bool):
+            return "TRUE" if v else "FALSE"
+        return "nothing" if v is None else str(v)
+
+    return _clip(show(v, 0))
 
 
 def _show_seq(xs: Sequence[int]) -> str:
-    return "[" + ", ".join(str(x) for x in xs) + "]"
+    return _clip("[" + ", ".join(str(x) for x in xs[:50]) + ("..." if len(xs) > 50 else "") + "]")
 
 
-def _show_wire(xs: Sequence[int]) -> str:
-    """Model buffer entries (app v >= 0, red letter -k) as ``app 3, marker 1``."""
+#: A message on a channel, tagged: ``("app", v)`` or ``("marker", k)``.  App
+#: payloads and markers never share an encoding (the model writes a red letter
+#: of snapshot k as -k in its buffers; a node's app message -1 is not marker 1).
+Wire: TypeAlias = tuple[str, int]
+
+
+def _model_wire(x: int) -> Wire:
+    """A model buffer entry (app v >= 0, red letter -k) as a tagged message."""
+    return ("app", x) if x >= 0 else ("marker", -x)
+
+
+def _wire(m: p.WireMsg) -> Wire:
+    return ("app", m.payload) if isinstance(m, p.AppMsg) else ("marker", m.snapshot)
+
+
+def _show_wire(xs: Sequence[Wire]) -> str:
+    """Tagged messages as ``app 3, marker 1``."""
     if not xs:
         return "nothing"
-    return ", ".join(f"app {x}" if x >= 0 else f"marker {-x}" for x in xs)
-
-
-def _wire_int(m: p.WireMsg) -> int:
-    return m.payload if isinstance(m, p.AppMsg) else -m.snapshot
+    return _clip(", ".join(f"{kind} {v}" for kind, v in xs))
 
 
 # --------------------------------------------------------------------------- results
@@ -167,6 +221,7 @@ class JudgeResult:
     reason: str = ""  #: for unknown, and for a node error: what happened
     node_error: NodeError | None = None
     seconds: float = 0.0
+    sandbox: SandboxReport | None = None  #: the sandbox's layers (None: nodes in-process)
 
     @property
     def exit_code(self) -> int:
@@ -320,13 +375,62 @@ def _lemma0_missing(ctx: _Ctx, k: int, ch: tuple[str, str], vals: Sequence[int])
     )
 
 
-def _compare_sent(ctx: _Ctx, exp: _Expected) -> Divergence | None:
-    actual: dict[tuple[str, str], list[int]] = {}
+def _check_names(ctx: _Ctx) -> Divergence | None:
+    """What a node reported must name the model's snapshots and its own input
+    channels: anything else is the node's fault, said in words (never a lookup
+    error of the judge)."""
+    cfg, n = ctx.cfg, ctx.obs.node
+    snaps = ", ".join(str(k) for k in cfg.snaps)
+    inputs = [c for c in cfg.chans if c[1] == n]
+    shown_inputs = ", ".join(show_channel(c) for c in inputs) or "none"
+
+    def unknown(k: int, did: str) -> Divergence:
+        return ctx.div(
+            "unknown-snapshot",
+            f"{ctx.what()}: {n} {did} for snapshot {k}, which does not exist",
+            f"the run's snapshots are {snaps}; nothing else is recorded",
+            f"{did} for snapshot {k}",
+            "a node records, sends red letters and completes only for snapshots the harness"
+            " started (start_snapshot) or whose red letter it received (docs/protocol.md)",
+        )
+
     for s_ in ctx.obs.sent:
-        actual.setdefault(s_.channel, []).append(_wire_int(s_.msg))
+        if isinstance(s_.msg, p.Marker) and s_.msg.snapshot not in cfg.snap_index:
+            return unknown(s_.msg.snapshot, f"sent a red letter on {show_channel(s_.channel)}")
+    for r in ctx.obs.recorded:
+        if r.snapshot not in cfg.snap_index:
+            what = (
+                "recorded a local state"
+                if isinstance(r, p.RecordState)
+                else f"recorded a message of {show_channel(r.channel)}"
+                if isinstance(r, p.RecordMessage)
+                else f"closed {show_channel(r.channel)}"
+            )
+            return unknown(r.snapshot, what)
+        if isinstance(r, p.RecordMessage | p.CloseChannel) and r.channel not in inputs:
+            verb = "recorded a message of" if isinstance(r, p.RecordMessage) else "closed"
+            return ctx.div(
+                "unknown-channel",
+                f"{ctx.what()}: {n} {verb} channel {show_channel(r.channel)} in snapshot"
+                f" {r.snapshot}, which is not one of its input channels",
+                f"{n} records only its input channels ({shown_inputs})",
+                f"{verb} {show_channel(r.channel)}",
+                "a machine records the buffers it receives from, and only those (rule 2);"
+                " a recording of another buffer is not part of any snapshot",
+            )
+    for k in ctx.obs.completed:
+        if k not in cfg.snap_index:
+            return unknown(k, "declared its part complete")
+    return None
+
+
+def _compare_sent(ctx: _Ctx, exp: _Expected) -> Divergence | None:
+    actual: dict[tuple[str, str], list[Wire]] = {}
+    for s_ in ctx.obs.sent:
+        actual.setdefault(s_.channel, []).append(_wire(s_.msg))
     channels = list(ctx.cfg.chans) + sorted(set(actual) - set(ctx.cfg.chans))
     for ch in channels:
-        want = tuple(exp.sent.get(ch, ()))
+        want = tuple(_model_wire(x) for x in exp.sent.get(ch, ()))
         got = tuple(actual.get(ch, ()))
         if want == got:
             continue
@@ -334,8 +438,8 @@ def _compare_sent(ctx: _Ctx, exp: _Expected) -> Divergence | None:
         model = f"{ch[0]} puts {_show_wire(want)} on {chs}"
         node = f"put {_show_wire(got)} on {chs}"
         summary = f"{ctx.what()} sends the wrong messages on {chs}"
-        missing_red = [-x for x in want if x < 0 and x not in got]
-        extra_red = [-x for x in got if x < 0 and x not in want]
+        missing_red = [v for kind, v in want if kind == "marker" and ("marker", v) not in got]
+        extra_red = [v for kind, v in got if kind == "marker" and ("marker", v) not in want]
         if missing_red:
             k = missing_red[0]
             why = (
@@ -540,6 +644,19 @@ def _compare_report(
     def div(kind: str, summary: str, model: str, got: str, why: str) -> Divergence:
         return Divergence(kind, node, summary, model, got, why)
 
+    sources = {ch[0] for ch in cfg.chans if ch[1] == node}
+    extra = sorted(set(rep.channels) - sources)
+    if extra:
+        shown = ", ".join(_clip(repr(x)) for x in extra[:5])
+        return div(
+            "report-channel",
+            f"node {node} reports recorded messages for snapshot {k} keyed by {shown}, which is"
+            f" not the source of one of its input channels",
+            f"{node}'s input channels come from {', '.join(sorted(sources)) or 'nobody'}",
+            f"reported channels {shown}",
+            "report_ok.channels holds one entry per input channel [src, self], keyed by src"
+            " (docs/protocol.md)",
+        )
     if rep.local_state != want_state:
         return div(
             "report-state",
@@ -629,9 +746,11 @@ def judge_trace(
 
     initial = {n: _json(cfg, states[0].local[i]) for i, n in enumerate(cfg.procs)}
     transport = open_transport(node, cfg.procs, logs)
+    report = transport.sandbox_report
     try:
         with Driver(transport, topo, p.APP_NAMES[cfg.app_module], initial) as d:
             d.init()
+            report = transport.sandbox_report
             for i, (action, params) in enumerate(executed):
                 s, t = states[i], states[i + 1]
                 acting = _acting_node(action, params)
@@ -647,18 +766,34 @@ def judge_trace(
                 ctx = _Ctx(cfg, s, t, i + 1, obs)
                 exp = _expected(cfg, s, t, action, params)
                 div = (
-                    _compare_sent(ctx, exp)
+                    _check_names(ctx)
+                    or _compare_sent(ctx, exp)
                     or _compare_recorded(ctx, exp)
                     or _compare_completed(ctx, exp)
                 )
                 if div is not None:
-                    return result(Verdict.FAIL, divergence=div)
+                    return result(Verdict.FAIL, divergence=div, sandbox=report)
             final = states[-1]
             for kid in cfg.snaps:
                 for n in cfg.procs:
                     div = _compare_report(cfg, final, n, kid, d.report(n, kid))
                     if div is not None:
-                        return result(Verdict.FAIL, divergence=div)
+                        return result(Verdict.FAIL, divergence=div, sandbox=report)
+            # Nothing may follow the last reply: a node that writes on is not
+            # speaking the protocol (its extra lines would answer nothing).
+            after = d.transport.finish()
+            for n, line in sorted(after.items()):
+                text = (
+                    f"node {n} wrote on stdout after its last reply, when the harness had"
+                    f" asked nothing more: {_clip(line)}; a node writes exactly one line per"
+                    " request, and its logging on stderr"
+                )
+                return result(
+                    Verdict.FAIL,
+                    reason=text,
+                    node_error=NodeProtocolError(text + ".", node=n),
+                    sandbox=report,
+                )
             stuck = [
                 kid
                 for ki, kid in enumerate(cfg.snaps)
@@ -677,9 +812,79 @@ def judge_trace(
                         "liveness cannot be judged on this trace (every step agreed with "
                         "the model)"
                     ),
+                    sandbox=report,
                 )
     except NodeTimeout as exc:
-        return result(Verdict.UNKNOWN, reason=exc.message, node_error=exc)
+        return result(Verdict.UNKNOWN, reason=exc.message, node_error=exc, sandbox=report)
     except NodeError as exc:
-        return result(Verdict.FAIL, reason=exc.message, node_error=exc)
-    return result(Verdict.PASS)
+        return result(Verdict.FAIL, reason=exc.message, node_error=exc, sandbox=report)
+    return result(Verdict.PASS, sandbox=report)
+
+
+# --------------------------------------------------------------------------- many traces
+
+
+@dataclass(frozen=True)
+class JudgeRun:
+    """The results of judging many traces, and why the run stopped early (if it did)."""
+
+    results: tuple[JudgeResult, ...]
+    total: int  #: traces asked for
+    stopped: str = ""  #: why traces were left unjudged ("" when all were judged)
+
+    @property
+    def verdict(self) -> Verdict:
+        """fail if any failed, else unknown if any was unknown or traces were left, else pass."""
+        if any(r.verdict == Verdict.FAIL for r in self.results):
+            return Verdict.FAIL
+        if self.stopped or any(r.verdict == Verdict.UNKNOWN for r in self.results):
+            return Verdict.UNKNOWN
+        if not self.results:
+            return Verdict.UNKNOWN
+        return Verdict.PASS
+
+
+def judge_all(
+    traces: Sequence[Trace],
+    node: NodeSpec,
+    *,
+    log_dir: Path,
+    stop_at_first: bool = True,
+    budget: float | None = None,
+    max_unknown: int | None = 3,
+    on_result: Callable[[JudgeResult], None] | None = None,
+) -> JudgeRun:
+    """Judge ``traces`` one by one against ``node``, within bounds.
+
+    Stops at the first fail (unless ``stop_at_first`` is false), after
+    ``max_unknown`` unknown verdicts (a node that never answers costs its
+    timeout on every trace: three in a row say enough), and when the global
+    time ``budget`` (seconds) is spent.  An empty set of traces judges nothing
+    and is unknown, never a vacuous pass.
+    """
+    start = time.monotonic()
+    results: list[JudgeResult] = []
+    unknown = 0
+    stopped = "" if traces else "there was no trace to judge"
+    for i, t in enumerate(traces):
+        if budget is not None and time.monotonic() - start >= budget:
+            stopped = (
+                f"the time budget of {budget:g} s was spent after {i} of {len(traces)} traces"
+                " (--budget)"
+            )
+            break
+        r = judge_trace(t, node, log_dir=log_dir)
+        results.append(r)
+        if on_result is not None:
+            on_result(r)
+        if r.verdict == Verdict.FAIL and stop_at_first:
+            break
+        if r.verdict == Verdict.UNKNOWN:
+            unknown += 1
+            if max_unknown is not None and unknown >= max_unknown and i + 1 < len(traces):
+                stopped = (
+                    f"{unknown} traces were unknown, the most a run accepts (--max-unknown);"
+                    f" {len(traces) - i - 1} of {len(traces)} traces were not judged"
+                )
+                break
+    return JudgeRun(tuple(results), len(traces), stopped)

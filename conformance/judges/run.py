@@ -33,7 +33,6 @@ one asked for.  Only this judge sees that.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ from redletter.conformance.formats.cos418 import (
 )
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
+from redletter.untrusted import loads
 
 __all__ = [
     "FORMAT",
@@ -380,11 +380,10 @@ def parse_run_document(data: Mapping[str, object], path: str | None = None) -> R
 def read_run_document(path: Path) -> RunDocument:
     """Read and parse a driver document from a file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as exc:
         raise _bad(f"cannot read the file: {exc.strerror}", str(path)) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _bad(f"not JSON: {exc}", str(path)) from None
+    data = loads(raw, path=str(path), code="RL-INPUT-COS418-RUN")
     return parse_run_document(_mapping(data, str(path), "document"), str(path))
 
 

@@ -15,11 +15,41 @@ from redletter.conformance.protocol.schema import (
     object_fields,
     show,
 )
-from redletter.errors import InputError
+from redletter.errors import InputError, escape_terminal
 
 __all__ = ["MAX_SHOWN", "body_to_json", "decode", "encode"]
 
 MAX_SHOWN: Final = 200  #: characters of an offending line quoted in an error message
+INT_MIN: Final = -(1 << 63)  #: integers are 64-bit signed, as in every language a node is
+INT_MAX: Final = (1 << 63) - 1  #: written in (so a 5,000-digit number is an error, not a hang)
+
+
+class _Reject(ValueError):
+    """A JSON number or constant the protocol does not accept."""
+
+
+def _parse_int(text: str) -> int:
+    # Checked on the digits, before int() converts them: no quadratic conversion,
+    # and no bare ValueError from Python's 4,300-digit limit.
+    if len(text.lstrip("-")) > 19:
+        raise _Reject(f"an integer of {len(text.lstrip('-'))} digits, beyond 64 bits")
+    value = int(text)
+    if not INT_MIN <= value <= INT_MAX:
+        raise _Reject(f"the integer {value} does not fit in 64 bits")
+    return value
+
+
+def _parse_constant(name: str) -> object:
+    raise _Reject(f"{name} is not JSON")
+
+
+def _parse_float(text: str) -> float:
+    if len(text) > 64:
+        raise _Reject(f"a number of {len(text)} characters")
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _Reject(f"the number {text[:40]} is out of range")
+    return value
 
 
 def body_to_json(body: Body) -> dict[str, JsonValue]:
@@ -62,11 +92,18 @@ def decode(line: str | bytes, *, source: str | None = None, lineno: int | None =
     """
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
     try:
-        obj = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        obj = json.loads(
+            text,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+            parse_constant=_parse_constant,
+        )
+    except (json.JSONDecodeError, RecursionError, _Reject) as exc:
         reason = (
             f"not JSON ({exc.msg})"
             if isinstance(exc, json.JSONDecodeError)
+            else f"not JSON the protocol accepts ({exc})"
+            if isinstance(exc, _Reject)
             else "nested too deeply"
         )
         raise _line_error(reason, text, source, lineno, "RL-PROTO-JSON") from None
@@ -94,4 +131,5 @@ def _line_error(
     shown = text.rstrip("\n")
     if len(shown) > MAX_SHOWN:
         shown = shown[:MAX_SHOWN] + f"... ({len(shown)} characters)"
+    shown = escape_terminal(shown, newlines=True)
     return InputError(f"bad protocol line: {reason}: {shown}", code=code, path=source, line=lineno)

@@ -61,10 +61,16 @@ then steps, then `report`s, then closes stdin.  On end of input a node exits
 with status 0.  A node that exits early, writes a line that is not a valid
 reply, takes longer than the timeout, or writes too much is reported as failed
 (with its exit status, the last lines of its stdout and stderr, and the path of
-its log); the harness kills its whole process group at the end.
+its log); a node that writes anything after its last reply fails too.  The
+harness runs every node in its sandbox (docs/security.md: its own uid, a private
+read-only view of its files and its own `/tmp` as working directory, no network,
+its own PID namespace) and kills every process it started at the end.
 
 **Strictness.**  Unknown message types and unknown fields are errors, integers
-must be JSON integers (not `1.0`, not `true`), snapshot ids are integers >= 1.
+must be JSON integers (not `1.0`, not `true`) that fit in 64 bits (from -2^63 to
+2^63-1), snapshot ids are integers >= 1; `NaN` and `Infinity` are not JSON.
+Application payloads and markers are different messages (`{"type": "app",
+"payload": -1}` is an app message, never marker 1).
 
 **Steps and the spec's actions** (see spec/ChandyLamport.tla):
 

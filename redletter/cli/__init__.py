@@ -22,7 +22,12 @@ else is a bug and exits 4; Ctrl-C exits 130.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+from functools import lru_cache
+from typing import Any
 
 import typer
 from typer.exceptions import TyperException
@@ -51,41 +56,93 @@ app.add_typer(pipeline.app, name="pipeline")
 app.add_typer(flink.app, name="flink")
 
 
+@lru_cache(maxsize=1)
+def _command() -> Any:
+    """The click command tree of :data:`app` (built once: it takes a tenth of a second)."""
+    return typer.main.get_command(app)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command runs, so it stops as on Ctrl-C: the context
+    managers on the way out kill its nodes at once and remove their sandboxes."""
+
+
+#: The signals that stopped the command (SIGINT, SIGTERM), in order.
+_STOPPED_BY: list[int] = []
+
+
+def _on_stop(signum: int, frame: object) -> None:
+    """First Ctrl-C or SIGTERM: stop where the command is (its cleanup runs, without
+    grace periods).  A second one while it cleans up: leave at once (the sandboxes
+    die with the kit anyway)."""
+    if _STOPPED_BY:
+        os._exit(128 + _STOPPED_BY[0])
+    _STOPPED_BY.append(signum)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _stopped() -> int:
+    """Say in one line why the command stopped; its exit code (130 or 143)."""
+    if _STOPPED_BY and _STOPPED_BY[0] == signal.SIGTERM:
+        ui.interrupted("terminated (SIGTERM); what was finished is kept")
+        return 128 + signal.SIGTERM
+    ui.interrupted("what was finished is kept")
+    return int(Exit.INTERRUPTED)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``redletter`` console script."""
-    command = typer.main.get_command(app)
+    _STOPPED_BY.clear()
+    before: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handler = signal.getsignal(sig)
+            if handler is not signal.SIG_IGN:
+                before[sig] = handler
+                signal.signal(sig, _on_stop)
     try:
-        result = command.main(
+        return _run(argv)
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _run(argv: list[str] | None) -> int:
+    try:
+        result = _command().main(
             args=sys.argv[1:] if argv is None else argv,
             prog_name="redletter",
             standalone_mode=False,
         )
     except typer.Exit as exc:
+        if _STOPPED_BY:
+            return _stopped()
         return int(exc.exit_code)
-    except typer.Abort:
-        ui.error_line("RL-ABORT", "interrupted.")
-        return int(Exit.INTERRUPTED)
+    except (typer.Abort, KeyboardInterrupt):
+        # One line, at once: the context managers on the way out have killed the
+        # nodes (no grace period) and kept what was finished.
+        return _stopped()
     except TyperException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # help was printed: not an error
             return int(Exit.OK)
-        show = getattr(exc, "show", None)
-        if callable(show):
-            show()
-        else:
-            ui.error_line("RL-INPUT-USAGE", exc.format_message())
+        # A usage error (Typer's vendored click UsageError: a bad option value, an
+        # unknown option, a missing argument) carries the command's context.
+        ctx = getattr(exc, "ctx", None)
+        where = f"{ctx.command_path}: " if ctx is not None else ""
+        ui.error_line("RL-INPUT-USAGE", where + exc.format_message())
         return int(Exit.BAD_INPUT)
     except RedletterError as exc:
         ui.error_line(exc.code, exc.message)
         return int(exc.exit_code)
-    except KeyboardInterrupt:
-        ui.error_line("RL-ABORT", "interrupted.")
-        return int(Exit.INTERRUPTED)
     except Exception as exc:
         ui.error_line(
             "RL-INTERNAL",
             f"internal error (a bug in redletter, please report): {type(exc).__name__}: {exc}",
         )
         return int(Exit.INTERNAL)
+    if _STOPPED_BY or result == Exit.INTERRUPTED:
+        # Typer turns KeyboardInterrupt into a silent exit code 130.
+        return _stopped()
     return result if isinstance(result, int) else int(Exit.OK)
 
 

@@ -15,7 +15,16 @@ from typing import Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, SuiteOption, WorkersOption, done, project
+from redletter.cli.options import (
+    RootOption,
+    SuiteOption,
+    WorkersOption,
+    count,
+    done,
+    model_name,
+    project,
+    seconds_option,
+)
 from redletter.errors import Exit
 
 __all__ = ["apalache_app", "app"]
@@ -28,7 +37,11 @@ apalache_app = typer.Typer(
 
 ModelsOption = Annotated[
     list[str] | None,
-    typer.Option("--model", help="Run only this model (repeatable); overrides --suite."),
+    typer.Option(
+        "--model",
+        help="Run only this model (repeatable); overrides --suite.",
+        callback=model_name,
+    ),
 ]
 
 
@@ -93,9 +106,15 @@ def check_java_cmd() -> None:
 def apalache_check_cmd(
     suite: SuiteOption = "default",
     model: ModelsOption = None,
-    length: Annotated[int, typer.Option(help="Bound on the length of behaviours.")] = 10,
+    length: Annotated[
+        int, typer.Option(help="Bound on the length of behaviours.", callback=count(1, 10_000))
+    ] = 10,
     timeout: Annotated[
-        float, typer.Option(help="Seconds Apalache may take per model (then: unknown).")
+        float,
+        typer.Option(
+            help="Seconds Apalache may take per model (then: unknown).",
+            callback=seconds_option(),
+        ),
     ] = 600.0,
     root: RootOption = None,
 ) -> None:

@@ -19,20 +19,30 @@ import typer
 
 import redletter.cli.ui as ui
 from redletter.cli.options import (
+    VALIDATORS,
     HostedOption,
     ModelArg,
     NodeOption,
     RootOption,
     StoreOption,
     TimeoutOption,
+    count,
     done,
+    existing_dir,
+    existing_file,
+    existing_path,
+    model_name,
+    output_dir,
     project,
+    seconds_option,
+    size_option,
 )
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
-    from redletter.conformance.judges.drive import CommandNode, JudgeResult
+    from redletter.conformance.judges.drive import CommandNode, JudgeRun
     from redletter.conformance.report import RunFolder
+    from redletter.conformance.sandbox import SandboxPolicy
     from redletter.conformance.traces import Trace
 
 __all__ = ["app"]
@@ -42,14 +52,71 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+WalksOption = Annotated[
+    int, typer.Option(help="Random walks on random topologies.", callback=count(0, 100_000))
+]
+SeedOption = Annotated[int, typer.Option(help="Seed of the first random walk.", callback=count(0))]
+
+
+def _sandbox_mode(value: str) -> str:
+    modes = ("auto", "strict", "off")  # redletter.conformance.sandbox.MODES
+    if value not in modes:
+        raise typer.BadParameter(f"must be one of {', '.join(modes)}, got {value!r}")
+    return value
+
+
+VALIDATORS[_sandbox_mode] = ("choice", ())
+
+SandboxOption = Annotated[
+    str,
+    typer.Option(
+        "--sandbox",
+        help="auto: every sandbox layer this machine allows (the report says which);"
+        " strict: refuse to run (exit 3) unless all are active; off: resource limits only.",
+        callback=_sandbox_mode,
+    ),
+]
+SandboxPathOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--sandbox-path",
+        help="Also show the node this file or directory, read-only (repeatable).",
+        callback=existing_path,
+    ),
+]
+MemoryOption = Annotated[
+    str,
+    typer.Option(
+        "--memory",
+        help="Memory for the whole run, every node together (e.g. 4G, 512M).",
+        callback=size_option,
+    ),
+]
+
+
+def _policy(sandbox: str, paths: list[Path] | None, memory: str, store: Path) -> SandboxPolicy:
+    from redletter.conformance.sandbox import SandboxPolicy, parse_bytes
+
+    return SandboxPolicy(
+        mode=sandbox,  # type: ignore[arg-type]
+        paths=tuple(p.resolve() for p in paths or ()),
+        hide=(store.resolve(),),
+        memory=parse_bytes(memory),
+    )
+
 
 @app.command("traces")
 def traces_cmd(
     model: ModelArg,
-    out: Annotated[Path, typer.Option("--out", help="Directory for the *.itf.json files.")],
-    walks: Annotated[int, typer.Option(help="Random walks on random topologies.")] = 0,
-    seed: Annotated[int, typer.Option(help="Seed of the first random walk.")] = 0,
-    max_len: Annotated[int, typer.Option(help="Longest edge tour (steps).")] = 60,
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Directory for the *.itf.json files.", callback=output_dir),
+    ],
+    walks: WalksOption = 0,
+    seed: SeedOption = 0,
+    max_len: Annotated[
+        int, typer.Option(help="Longest edge tour (steps).", callback=count(1, 100_000))
+    ] = 60,
     root: RootOption = None,
 ) -> None:
     """Generate a model's traces (edge tours, z3 goals, random walks) as ITF files."""
@@ -58,7 +125,12 @@ def traces_cmd(
 
     spec_dir = project(root).spec_dir
     traces = generate(model, spec_dir, walks=walks, seed=seed, max_len=max_len)
-    paths = write_traces(out, traces)
+    try:
+        paths = write_traces(out, traces)
+    except OSError as exc:
+        raise InputError(
+            f"--out: cannot write the traces: {exc.strerror}", path=str(out), code="RL-INPUT-USAGE"
+        ) from None
     cfg = load_model(model, spec_dir)
     own = [t for t in traces if t.model == model]
     ui.info(f"wrote {len(paths)} traces to {out} (random walks: seed {seed}, {walks} walks)")
@@ -74,58 +146,123 @@ def _judge_and_report(
     folder: RunFolder,
     *,
     stop_at_first: bool,
+    budget: float | None = None,
+    max_unknown: int | None = None,
+    shrink_budget: float | None = None,
 ) -> int:
-    """Judge each trace (stop at the first fail unless asked not to), shrink the
-    first failure, write the run folder, print the summary; the exit code."""
-    from redletter.conformance.judges.drive import judge_trace
+    """Judge each trace within the run's bounds (stop at the first fail unless asked
+    not to), shrink the first failure within its own budget, write the run folder,
+    print the summary; the exit code."""
+    from redletter.cli.live import judging
+    from redletter.conformance.judges.drive import judge_all, judge_trace
     from redletter.conformance.report import write_report
     from redletter.conformance.shrink import ShrinkResult, shrink
 
-    results: list[JudgeResult] = []
-    for t in traces:
-        r = judge_trace(t, node, log_dir=folder.logs)
-        results.append(r)
-        if r.verdict == "fail" and stop_at_first:
-            break
+    with judging(len(traces)) as progress:
+        run: JudgeRun = judge_all(
+            traces,
+            node,
+            log_dir=folder.logs,
+            stop_at_first=stop_at_first,
+            budget=budget,
+            max_unknown=max_unknown,
+            on_result=progress,
+        )
+    results = list(run.results)
     failing = next((r for r in results if r.verdict == "fail"), None)
     shrunk: ShrinkResult | None = None
     if failing is not None:
-        shrunk = shrink(failing, node, judge=lambda t: judge_trace(t, node, log_dir=folder.logs))
-    write_report(folder, results, node_cmd=node_cmd, hosted=hosted, shrunk=shrunk)
-    ui.conform_summary(results, folder, node_cmd=node_cmd, hosted=hosted, shrunk=shrunk)
-    if failing is not None:
-        return int(Exit.FAIL)
-    if any(r.verdict == "unknown" for r in results):
-        return int(Exit.UNKNOWN)
-    return int(Exit.OK)
+        with judging(None, what="shrinking the failure") as progress:
+            shrunk = shrink(
+                failing,
+                node,
+                judge=lambda t: judge_trace(t, node, log_dir=folder.logs),
+                budget=shrink_budget,
+                on_run=progress,
+            )
+    write_report(
+        folder, results, node_cmd=node_cmd, hosted=hosted, shrunk=shrunk, stopped=run.stopped
+    )
+    ui.conform_summary(
+        results, folder, node_cmd=node_cmd, hosted=hosted, shrunk=shrunk, stopped=run.stopped
+    )
+    return int(run.verdict.exit_code)
+
+
+def _new_folder(store: Path, name: str) -> RunFolder:
+    from redletter.conformance.report import new_run_folder
+
+    try:
+        return new_run_folder(store, name)
+    except OSError as exc:
+        raise InputError(
+            f"--store: cannot create a run folder in {store}: {exc.strerror}",
+            code="RL-INPUT-USAGE",
+        ) from None
 
 
 @app.command("run")
 def run_cmd(
     node: NodeOption,
     model: Annotated[
-        list[str] | None, typer.Option("--model", help="Model(s) to generate traces of.")
+        list[str] | None,
+        typer.Option("--model", help="Model(s) to generate traces of.", callback=model_name),
     ] = None,
-    walks: Annotated[int, typer.Option(help="Random walks on random topologies.")] = 0,
-    seed: Annotated[int, typer.Option(help="Seed of the first random walk.")] = 0,
+    walks: WalksOption = 0,
+    seed: SeedOption = 0,
     traces_dir: Annotated[
-        Path | None, typer.Option("--traces", help="Judge the *.itf.json of this directory.")
+        Path | None,
+        typer.Option(
+            "--traces", help="Judge the *.itf.json of this directory.", callback=existing_dir
+        ),
     ] = None,
     all_traces: Annotated[
         bool, typer.Option("--all", help="Judge every trace (default: stop at the first fail).")
     ] = False,
     hosted: HostedOption = False,
     timeout: TimeoutOption = 10.0,
+    budget: Annotated[
+        float,
+        typer.Option(
+            "--budget",
+            help="Seconds the whole run may take; the traces left are not judged (unknown).",
+            callback=seconds_option(),
+        ),
+    ] = 3600.0,
+    max_unknown: Annotated[
+        int,
+        typer.Option(
+            "--max-unknown",
+            help="Stop after this many unknown verdicts (a node that never answers costs"
+            " --timeout on every trace).",
+            callback=count(1),
+        ),
+    ] = 3,
+    shrink_budget: Annotated[
+        float,
+        typer.Option(
+            "--shrink-budget",
+            help="Seconds shrinking a failure may take (then the smallest failing schedule"
+            " found so far is reported).",
+            callback=seconds_option(),
+        ),
+    ] = 120.0,
+    sandbox: SandboxOption = "auto",
+    sandbox_path: SandboxPathOption = None,
+    memory: MemoryOption = "4G",
     store: StoreOption = None,
     root: RootOption = None,
 ) -> None:
     """Judge a node on generated (or stored) traces; shrink and report the first failure."""
     from redletter.conformance.judges.drive import CommandNode
-    from redletter.conformance.report import new_run_folder
+    from redletter.conformance.sandbox import cleanup_stale
     from redletter.conformance.traces import generate, read_trace
 
     proj = project(root)
-    spec = CommandNode.parse(node, hosted=hosted, timeout=timeout)
+    where = store if store is not None else proj.root / "store"
+    policy = _policy(sandbox, sandbox_path, memory, where)
+    spec = CommandNode.parse(node, hosted=hosted, timeout=timeout, sandbox=policy)
+    cleanup_stale()
     if traces_dir is not None:
         files = sorted(traces_dir.glob("*.itf.json"))
         if not files:
@@ -137,28 +274,49 @@ def run_cmd(
             traces.extend(generate(m, proj.spec_dir, walks=walks if i == 0 else 0, seed=seed))
     ui.info(f"judging {len(traces)} traces against {spec.describe()} (seed {seed})")
     name = "-".join(model or ["MCToken2"]) if traces_dir is None else traces_dir.name
-    folder = new_run_folder(store if store is not None else proj.root / "store", name)
-    done(_judge_and_report(traces, spec, node, hosted, folder, stop_at_first=not all_traces))
+    folder = _new_folder(where, name)
+    done(
+        _judge_and_report(
+            traces,
+            spec,
+            node,
+            hosted,
+            folder,
+            stop_at_first=not all_traces,
+            budget=budget,
+            max_unknown=max_unknown,
+            shrink_budget=shrink_budget,
+        )
+    )
 
 
 @app.command("replay")
 def replay_cmd(
-    trace: Annotated[Path, typer.Argument(help="A trace file (*.itf.json).")],
+    trace: Annotated[
+        Path,
+        typer.Argument(help="A trace file (*.itf.json).", callback=existing_file),
+    ],
     node: NodeOption,
     hosted: HostedOption = False,
     timeout: TimeoutOption = 10.0,
+    sandbox: SandboxOption = "auto",
+    sandbox_path: SandboxPathOption = None,
+    memory: MemoryOption = "4G",
     store: StoreOption = None,
     root: RootOption = None,
 ) -> None:
     """Judge a node on one trace file (e.g. a shrunk counterexample)."""
     from redletter.conformance.judges.drive import CommandNode, judge_trace
-    from redletter.conformance.report import new_run_folder, write_report
+    from redletter.conformance.report import write_report
+    from redletter.conformance.sandbox import cleanup_stale
     from redletter.conformance.traces import read_trace
 
     t = read_trace(trace)
-    spec = CommandNode.parse(node, hosted=hosted, timeout=timeout)
     folder_store = store if store is not None else project(root).root / "store"
-    folder = new_run_folder(folder_store, f"replay-{t.name}")
+    policy = _policy(sandbox, sandbox_path, memory, folder_store)
+    spec = CommandNode.parse(node, hosted=hosted, timeout=timeout, sandbox=policy)
+    cleanup_stale()
+    folder = _new_folder(folder_store, f"replay-{t.name}")
     r = judge_trace(t, spec, log_dir=folder.logs)
     write_report(folder, [r], node_cmd=node, hosted=hosted)
     ui.conform_summary([r], folder, node_cmd=node, hosted=hosted)
@@ -168,7 +326,10 @@ def replay_cmd(
 @app.command("validate")
 def validate_cmd(
     model: ModelArg,
-    logs: Annotated[list[Path], typer.Argument(help="The NDJSON event log, or one log per node.")],
+    logs: Annotated[
+        list[Path],
+        typer.Argument(help="The NDJSON event log, or one log per node.", callback=existing_file),
+    ],
     root: RootOption = None,
 ) -> None:
     """Validate an implementation's own event log(s) step by step against the model.
@@ -176,7 +337,8 @@ def validate_cmd(
     The logs are merged into one order consistent with their vector clocks and
     FIFO, replayed in the model; the first event the model cannot take is named
     with its file and line, and each recorded snapshot is compared with the one
-    the algorithm must record for that execution.
+    the algorithm must record for that execution.  Logs without a single event
+    are bad input (a logger that wrote nothing proves nothing).
     """
     from redletter.conformance.judges.log import validate_files
     from redletter.python_model.config import load_model

@@ -28,7 +28,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, StoreOption, at_least, done, project, seconds
+from redletter.cli.options import (
+    RootOption,
+    StoreOption,
+    count,
+    done,
+    existing_file,
+    existing_path,
+    output_dir,
+    project,
+    seconds_option,
+)
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -120,6 +130,7 @@ def judge_cmd(
             help="TOP EVENTS SNAP...: the .top, the .events and the .snap files the"
             " implementation wrote (with --batch: directories).",
             show_default=False,
+            callback=existing_path,
         ),
     ] = None,
     batch: Annotated[
@@ -135,18 +146,23 @@ def judge_cmd(
         int | None,
         typer.Option(
             help="z3 resource units each judgement may spend before answering unknown"
-            " (deterministic, unlike --timeout; default: no bound)."
+            " (deterministic, unlike --timeout; default: no bound).",
+            callback=count(1),
         ),
     ] = None,
     timeout: Annotated[
         float,
-        typer.Option(help="Seconds each judgement may take to decide before answering unknown."),
+        typer.Option(
+            help="Seconds each judgement may take to decide before answering unknown.",
+            callback=seconds_option(),
+        ),
     ] = 300.0,
     explain: Annotated[
         float,
         typer.Option(
             help="Seconds a fail's explanation may take to find the closest schedule (then it"
-            " names fields that cannot all hold together; 0: do not look)."
+            " names fields that cannot all hold together; 0: do not look).",
+            callback=seconds_option(zero=True),
         ),
     ] = 30.0,
     partial: Annotated[
@@ -167,11 +183,11 @@ def judge_cmd(
     paths = list(files or [])
     kwargs: dict[str, object] = {
         "require_all": not partial,
-        "timeout": seconds("--timeout", timeout),
-        "explain": seconds("--explain", explain, zero=True),
+        "timeout": timeout,
+        "explain": explain,
     }
     if budget is not None:
-        kwargs["budget"] = at_least("--budget", budget, 1)
+        kwargs["budget"] = budget
 
     def judge(top: Path, events: Path, snaps: Sequence[Path]) -> Judgement:
         return judge_outcome(
@@ -269,11 +285,21 @@ GOLDEN_WARNING = (
 
 @app.command("generate", epilog=EXIT_CODES)
 def generate_cmd(
-    seed: Annotated[int, typer.Option(help="Seed of the topology, scenario and delays.")],
-    servers: Annotated[int, typer.Option(help="Number of servers (at least 2).")] = 3,
-    events: Annotated[int, typer.Option(help="Number of token sends.")] = 6,
-    snapshots: Annotated[int, typer.Option(help="Number of snapshots started.")] = 1,
-    out: Annotated[Path, typer.Option(help="Directory to write the files into.")] = Path("."),
+    seed: Annotated[
+        int, typer.Option(help="Seed of the topology, scenario and delays.", callback=count(0))
+    ],
+    servers: Annotated[
+        int, typer.Option(help="Number of servers (at least 2).", callback=count(2, 1000))
+    ] = 3,
+    events: Annotated[
+        int, typer.Option(help="Number of token sends.", callback=count(0, 100_000))
+    ] = 6,
+    snapshots: Annotated[
+        int, typer.Option(help="Number of snapshots started.", callback=count(0, 1000))
+    ] = 1,
+    out: Annotated[
+        Path, typer.Option(help="Directory to write the files into.", callback=output_dir)
+    ] = Path("."),
 ) -> None:
     """Write a random scenario and the snapshots the kit's own simulator gives.
 
@@ -292,9 +318,6 @@ def generate_cmd(
         write_topology,
     )
 
-    at_least("--servers", servers, 2)
-    if events < 0 or snapshots < 0:
-        raise InputError("--events and --snapshots must be >= 0", code="RL-INPUT-USAGE")
     topology = generate_topology(seed, servers)
     scenario = generate_scenario(topology, seed, events, snapshots)
     result = simulate(topology, scenario, seed)
@@ -402,6 +425,15 @@ def _print_summary(s: Cos418Summary, report: Path | None) -> None:
             same = " (the same)" if exp.get(k) == rec.get(k) else ""
             ui.info(f"snapshot {k} expected: {_show_snap(exp.get(k))}")
             ui.info(f"snapshot {k} recorded: {_show_snap(rec.get(k))}{same}")
+    sandbox = s.extra.get("sandbox")
+    if isinstance(sandbox, dict):
+        layers = [x for x in sandbox.get("layers", []) if isinstance(x, dict)]
+        on = [str(x["layer"]) for x in layers if x.get("active")]
+        off = [f"{x['layer']} NOT active ({x['detail']})" for x in layers if not x.get("active")]
+        ui.info(
+            f"sandbox ({sandbox.get('mode')}): {', '.join(on) or 'no layer'} active"
+            + (f"; {'; '.join(off)}" if off else "")
+        )
     if report is not None:
         ui.info(f"report: {report}")
     if s.replay:
@@ -421,11 +453,16 @@ def test_cmd(
         int,
         typer.Option(
             help="Seed of the campaign: scenarios are drawn from it, and the simulator"
-            " seeds are SEED, SEED+1, ..."
+            " seeds are SEED, SEED+1, ...",
+            callback=count(0),
         ),
     ] = 0,
-    scenarios: Annotated[int, typer.Option(help="Generated scenarios.")] = 50,
-    seeds: Annotated[int, typer.Option(help="Simulator seeds per scenario.")] = 4,
+    scenarios: Annotated[
+        int, typer.Option(help="Generated scenarios.", callback=count(0, 1_000_000))
+    ] = 50,
+    seeds: Annotated[
+        int, typer.Option(help="Simulator seeds per scenario.", callback=count(1, 10_000))
+    ] = 4,
     all_runs: Annotated[
         bool, typer.Option("--all", help="Run every scenario (default: stop at the first failure).")
     ] = False,
@@ -436,10 +473,12 @@ def test_cmd(
         bool, typer.Option("--json", help="Print one JSON document (no progress, no table).")
     ] = False,
     top: Annotated[
-        Path | None, typer.Option(help="Run only this topology (with --events).")
+        Path | None,
+        typer.Option(help="Run only this topology (with --events).", callback=existing_file),
     ] = None,
     events: Annotated[
-        Path | None, typer.Option(help="Run only this scenario (with --top).")
+        Path | None,
+        typer.Option(help="Run only this scenario (with --top).", callback=existing_file),
     ] = None,
     test_data: Annotated[
         bool,
@@ -452,17 +491,27 @@ def test_cmd(
     ] = True,
     step_timeout: Annotated[
         float,
-        typer.Option(help="Seconds one InjectEvent or Tick may take before the run hangs."),
+        typer.Option(
+            help="Seconds one InjectEvent or Tick may take before the run hangs.",
+            callback=seconds_option(),
+        ),
     ] = 1.0,
     timeout: Annotated[
         float,
-        typer.Option("--timeout", help="Seconds one run may take in all before it is killed."),
+        typer.Option(
+            "--timeout",
+            help="Seconds one run may take in all before it is killed.",
+            callback=seconds_option(),
+        ),
     ] = 30.0,
     outcome_timeout: Annotated[
         float,
-        typer.Option(help="Seconds the outcome judge may take to decide one run (then: unknown)."),
+        typer.Option(
+            help="Seconds the outcome judge may take to decide one run (then: unknown).",
+            callback=seconds_option(),
+        ),
     ] = 60.0,
-    jobs: Annotated[int, typer.Option(help="Runs at a time.")] = 2,
+    jobs: Annotated[int, typer.Option(help="Runs at a time.", callback=count(1, 64))] = 2,
     store: StoreOption = None,
     root: RootOption = None,
 ) -> None:
@@ -498,16 +547,6 @@ def test_cmd(
     from redletter.conformance.report import new_run_folder
     from redletter.conformance.verdict import Verdict
 
-    at_least("--scenarios", scenarios, 0)
-    at_least("--seeds", seeds, 1)
-    at_least("--jobs", jobs, 1)
-    for name, value in (
-        ("--step-timeout", step_timeout),
-        ("--timeout", timeout),
-        ("--outcome-timeout", outcome_timeout),
-    ):
-        if value <= 0:
-            raise InputError(f"{name} must be positive, got {value:g}", code="RL-INPUT-USAGE")
     if (top is None) != (events is None):
         raise InputError("--top and --events go together", code="RL-INPUT-USAGE")
     pkg = inspect_package(package_dir)
@@ -602,6 +641,9 @@ def test_cmd(
         notes=tuple(notes),
         outcome_timeouts=timeouts,
         stopped_early=first is not None and not all_runs and len(runs) < len(job_list),
+        extra=(
+            {"sandbox": ws.sandbox_report.to_json()} if ws.sandbox_report is not None else {}
+        ),
     )
     paths = write_cos418_report(folder, summary)
     if as_json:

@@ -34,7 +34,14 @@ if TYPE_CHECKING:
     from redletter.python_model.explore import ExploreProgress
     from redletter.tlc import Progress as TlcProgress
 
-__all__ = ["LiveCheck", "crosscheck_status", "explore_progress", "ingest_progress", "status"]
+__all__ = [
+    "LiveCheck",
+    "crosscheck_status",
+    "explore_progress",
+    "ingest_progress",
+    "judging",
+    "status",
+]
 
 
 def _progress(*columns: ProgressColumn, enabled: bool | None = None) -> Progress:
@@ -143,3 +150,33 @@ def ingest_progress(path: Path, *, enabled: bool | None = None) -> Iterator[Call
         task = progress.add_task(path.name, total=size)
         yield lambda n: progress.update(task, completed=min(n, size or n))
         progress.update(task, completed=size)
+
+
+@contextmanager
+def judging(
+    total: int | None, *, what: str = "judging traces"
+) -> Iterator[Callable[[object], None]]:
+    """A progress bar while traces are judged (``total``), or a counter of runs while a
+    failure is shrunk (``total`` None); yields the function to call after each one
+    (with its result: its verdict is counted when it has one)."""
+    progress = _progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[counts]}"),
+        TimeElapsedColumn(),
+    )
+    task = progress.add_task(what, total=total, counts="")
+    counts: dict[str, int] = {}
+
+    def advance(result: object) -> None:
+        verdict = getattr(result, "verdict", None)
+        if verdict is not None:
+            counts[str(verdict)] = counts.get(str(verdict), 0) + 1
+        progress.update(
+            task, advance=1, counts=", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        )
+
+    with progress:
+        yield advance

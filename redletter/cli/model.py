@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import ModelArg, RootOption, WorkersOption, done, project
+from redletter.cli.options import (
+    ModelArg,
+    RootOption,
+    WorkersOption,
+    done,
+    output_file,
+    project,
+)
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -58,14 +65,19 @@ def _write_graph(path: Path, cfg: ModelConfig, model: str, graph: Graph) -> None
             for s, a, d in graph.edges():
                 f.write(json.dumps({"src": s, "action": a, "dst": d}) + "\n")
     except OSError as e:
-        raise InputError(f"cannot write the graph: {e.strerror}", path=str(path)) from None
+        raise InputError(
+            f"--graph: cannot write the graph: {e.strerror}", path=str(path), code="RL-INPUT-USAGE"
+        ) from None
 
 
 @app.command("explore")
 def explore_cmd(
     model: ModelArg,
     graph: Annotated[
-        Path | None, typer.Option("--graph", help="Write the state graph here as JSON lines.")
+        Path | None,
+        typer.Option(
+            "--graph", help="Write the state graph here as JSON lines.", callback=output_file
+        ),
     ] = None,
     states: Annotated[
         bool, typer.Option("--states", help="With a violation, also print each trace state.")

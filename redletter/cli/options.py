@@ -11,15 +11,21 @@ Light on purpose: importing this module loads typer and the ground floor only.
 from __future__ import annotations
 
 import math
+import os
+import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NoReturn, TypeVar
 
 import typer
 
 from redletter.errors import Exit, InputError
 from redletter.project import Project, find_project, project_at
 
+T = TypeVar("T")
+
 __all__ = [
+    "VALIDATORS",
     "HostedOption",
     "ModelArg",
     "NodeOption",
@@ -29,20 +35,224 @@ __all__ = [
     "TimeoutOption",
     "WorkersOption",
     "at_least",
+    "campaign_name",
+    "count",
     "done",
+    "existing_dir",
+    "existing_file",
+    "existing_path",
+    "jvm_memory",
+    "model_name",
+    "output_dir",
+    "output_file",
     "project",
     "seconds",
+    "seconds_option",
+    "size_option",
     "suite_name",
 ]
 
+# --------------------------------------------------------------------------- validators
+#
+# Every option is checked where it is parsed (a Typer callback): a bad value is
+# refused with the option's name and exit 5 before any work starts (never an
+# internal error later, never a silent change of meaning).  tests/test_cli_options.py
+# walks every command and checks that each numeric option refuses values out of
+# its range.
+
+
+def _bad(message: str) -> typer.BadParameter:
+    return typer.BadParameter(message)
+
+
+#: Every validator, by function: its kind and its bounds (read by the test that
+#: checks every option of every command).
+VALIDATORS: dict[Callable[..., object], tuple[str, tuple[object, ...]]] = {}
+
+
+def _register(fn: Callable[..., object], kind: str, *args: object) -> None:
+    VALIDATORS[fn] = (kind, args)
+
+
+def count(minimum: int, maximum: int | None = None) -> Callable[[int | None], int | None]:
+    """An integer option of at least ``minimum`` (and at most ``maximum``)."""
+
+    def check(value: int | None) -> int | None:
+        if value is None:
+            return value
+        if value < minimum:
+            raise _bad(f"must be at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise _bad(f"must be at most {maximum}, got {value}")
+        return value
+
+    _register(check, "count", minimum, maximum)
+    return check
+
+
+def seconds_option(*, zero: bool = False) -> Callable[[float | None], float | None]:
+    """A number of seconds: finite and above 0 (or 0 itself, with ``zero``):
+    ``inf`` or ``nan`` would wait for ever, a negative time means nothing."""
+
+    def check(value: float | None) -> float | None:
+        if value is None:
+            return value
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+            bound = "0 or more" if zero else "more than 0"
+            raise _bad(f"must be a finite number of seconds, {bound}, got {value}")
+        return value
+
+    _register(check, "seconds", zero)
+    return check
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def model_name(value: T) -> T:
+    """A model name: a TLA+ module name (an identifier), never a path."""
+    names = value if isinstance(value, list) else [value]
+    for v in names:
+        if v is not None and (not isinstance(v, str) or not _IDENT.fullmatch(v)):
+            raise _bad(
+                f"a model name is the name of a module in spec/ (letters, digits and _),"
+                f" not a path; got {v!r}"
+            )
+    return value
+
+
+def _nearest_existing(path: Path) -> Path:
+    p = path.absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def output_dir(value: Path | None) -> Path | None:
+    """A directory the command writes into: a directory (or nothing yet) that can be written."""
+    if value is None:
+        return value
+    if value.exists() and not value.is_dir():
+        raise _bad(f"{value} is not a directory")
+    base = _nearest_existing(value)
+    if not base.is_dir():
+        raise _bad(f"{value} cannot be created: {base} is not a directory")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise _bad(f"{value} cannot be written: no write permission on {base}")
+    return value
+
+
+def output_file(value: Path | None) -> Path | None:
+    """A file the command writes: not a directory, in a directory that can be written."""
+    if value is None:
+        return value
+    if value.is_dir():
+        raise _bad(f"{value} is a directory, not a file")
+    parent = value.absolute().parent
+    if not parent.is_dir():
+        raise _bad(f"{value} cannot be written: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK) or (
+        value.exists() and not os.access(value, os.W_OK)
+    ):
+        raise _bad(f"{value} cannot be written: no write permission")
+    return value
+
+
+def existing_dir(value: Path | None) -> Path | None:
+    """A directory the command reads."""
+    if value is not None and not value.is_dir():
+        raise _bad(f"{value} is not a directory" if value.exists() else f"{value} does not exist")
+    return value
+
+
+def existing_file(value: T) -> T:
+    """A file (or files) the command reads."""
+    for v in value if isinstance(value, list) else [value]:
+        if v is None:
+            continue
+        assert isinstance(v, Path)
+        if not v.exists():
+            raise _bad(f"{v} does not exist")
+        if v.is_dir():
+            raise _bad(f"{v} is a directory, not a file")
+    return value
+
+
+def existing_path(value: T) -> T:
+    """A file or a directory the command reads."""
+    for v in value if isinstance(value, list) else [value]:
+        if v is not None and not Path(str(v)).exists():
+            raise _bad(f"{v} does not exist")
+    return value
+
+
+def size_option(value: str | None) -> str | None:
+    """A size such as 512M or 4G."""
+    if value is None:
+        return value
+    from redletter.conformance.sandbox import parse_bytes
+
+    try:
+        n = parse_bytes(value)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
+    if n < 1 << 20:
+        raise _bad(f"must be at least 1M, got {value}")
+    return value
+
+
+_JVM_MEMORY = re.compile(r"[1-9][0-9]{0,6}[kKmMgGtT]?")
+
+
+def jvm_memory(value: str | None) -> str | None:
+    """A JVM memory size (``spark.driver.memory``): ``512m``, ``4g``."""
+    if value is not None and not _JVM_MEMORY.fullmatch(value):
+        raise _bad(f"expected a size such as 512m or 4g, got {value!r}")
+    return value
+
+
+def campaign_name(value: str) -> str:
+    """A name that also names files: letters, digits, ``.``, ``_`` and ``-``."""
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", value):
+        raise _bad(
+            f"a name is 1 to 100 letters, digits, '.', '_' or '-' (not a path), got {value!r}"
+        )
+    return value
+
+
+for _fn, _kind in (
+    (jvm_memory, "jvm_memory"),
+    (campaign_name, "name"),
+    (model_name, "model"),
+    (output_dir, "output_dir"),
+    (output_file, "output_file"),
+    (existing_dir, "existing_dir"),
+    (existing_file, "existing_file"),
+    (existing_path, "existing_path"),
+    (size_option, "size"),
+):
+    _register(_fn, _kind)
+
+
 RootOption = Annotated[
     Path | None,
-    typer.Option("--root", help="Project root (default: found from the current directory)."),
+    typer.Option(
+        "--root",
+        help="Project root (default: found from the current directory).",
+        callback=existing_dir,
+    ),
 ]
 ModelArg = Annotated[
-    str, typer.Argument(help="Model name, e.g. MCToken2 (spec/<model>.tla).", show_default=False)
+    str,
+    typer.Argument(
+        help="Model name, e.g. MCToken2 (spec/<model>.tla).",
+        show_default=False,
+        callback=model_name,
+    ),
 ]
-WorkersOption = Annotated[int, typer.Option(help="TLC worker threads.")]
+WorkersOption = Annotated[
+    int, typer.Option(help="TLC worker threads (1 to 256).", callback=count(1, 256))
+]
 NodeOption = Annotated[
     str, typer.Option("--node", help='The node command, e.g. "python -m mynode" (no shell).')
 ]
@@ -50,10 +260,18 @@ HostedOption = Annotated[
     bool, typer.Option("--hosted", help="One process hosts every node (routed by dest).")
 ]
 TimeoutOption = Annotated[
-    float, typer.Option("--timeout", help="Seconds a node may take to answer one request.")
+    float,
+    typer.Option(
+        "--timeout",
+        help="Seconds a node may take to answer one request.",
+        callback=seconds_option(),
+    ),
 ]
 StoreOption = Annotated[
-    Path | None, typer.Option("--store", help="Where run folders go (default: <root>/store).")
+    Path | None,
+    typer.Option(
+        "--store", help="Where run folders go (default: <root>/store).", callback=output_dir
+    ),
 ]
 
 SUITES = ("default", "large")
@@ -65,6 +283,8 @@ def suite_name(value: str) -> str:
         raise typer.BadParameter(f"expected default or large, got {value!r}")
     return value
 
+
+_register(suite_name, "choice")
 
 SuiteOption = Annotated[
     str,

@@ -19,7 +19,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import HostedOption, ModelArg, RootOption, done, project
+from redletter.cli.options import (
+    HostedOption,
+    ModelArg,
+    RootOption,
+    campaign_name,
+    count,
+    done,
+    existing_dir,
+    existing_file,
+    existing_path,
+    jvm_memory,
+    output_dir,
+    project,
+    seconds_option,
+)
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -47,16 +61,25 @@ MemoryOption = Annotated[
     typer.Option(
         "--driver-memory",
         help="spark.driver.memory (default: $REDLETTER_SPARK_DRIVER_MEMORY or 2g).",
+        callback=jvm_memory,
     ),
 ]
 ManifestOption = Annotated[
     Path | None,
-    typer.Option(help="Manifest to compare counts with (default: the project's, if any)."),
+    typer.Option(
+        help="Manifest to compare counts with (default: the project's, if any).",
+        callback=existing_file,
+    ),
 ]
 GraphOption = Annotated[
-    Path, typer.Option("--graph", help="Graph directory (written by pipeline explore).")
+    Path,
+    typer.Option(
+        "--graph", help="Graph directory (written by pipeline explore).", callback=existing_dir
+    ),
 ]
-OutOption = Annotated[Path, typer.Option("--out", help="Graph directory to write.")]
+OutOption = Annotated[
+    Path, typer.Option("--out", help="Graph directory to write.", callback=output_dir)
+]
 
 
 def _spark(master: str | None, memory: str | None) -> SparkSession:
@@ -74,7 +97,9 @@ def _manifest(path: Path | None, root: Path | None) -> Path | None:
 @app.command("explore")
 def explore_cmd(
     model: ModelArg,
-    graph: Annotated[Path, typer.Option("--graph", help="Graph directory to write.")],
+    graph: Annotated[
+        Path, typer.Option("--graph", help="Graph directory to write.", callback=output_dir)
+    ],
     check: Annotated[
         bool,
         typer.Option(
@@ -83,7 +108,9 @@ def explore_cmd(
             " explore everything unchecked.",
         ),
     ] = True,
-    max_depth: Annotated[int | None, typer.Option(help="Stop after this many levels.")] = None,
+    max_depth: Annotated[
+        int | None, typer.Option(help="Stop after this many levels.", callback=count(0))
+    ] = None,
     manifest: ManifestOption = None,
     root: RootOption = None,
     master: MasterOption = None,
@@ -179,7 +206,10 @@ def lemmas_cmd(
     model: ModelArg,
     graph: GraphOption,
     app_dir: Annotated[
-        Path | None, typer.Option("--app-dir", help="Where to write the application graph.")
+        Path | None,
+        typer.Option(
+            "--app-dir", help="Where to write the application graph.", callback=output_dir
+        ),
     ] = None,
     root: RootOption = None,
     master: MasterOption = None,
@@ -198,10 +228,19 @@ def lemmas_cmd(
 @app.command("crosscheck")
 def crosscheck_cmd(
     model: ModelArg,
-    tlc: Annotated[Path, typer.Option("--tlc", help="TLC's graph directory.")],
-    python: Annotated[Path, typer.Option("--python", help="The Python model's graph directory.")],
+    tlc: Annotated[
+        Path, typer.Option("--tlc", help="TLC's graph directory.", callback=existing_dir)
+    ],
+    python: Annotated[
+        Path,
+        typer.Option(
+            "--python", help="The Python model's graph directory.", callback=existing_dir
+        ),
+    ],
     manifest: ManifestOption = None,
-    show: Annotated[int, typer.Option(help="Differences of each kind to show.")] = 3,
+    show: Annotated[
+        int, typer.Option(help="Differences of each kind to show.", callback=count(0, 10_000))
+    ] = 3,
     full_paths: Annotated[bool, typer.Option(help="Print every state of each path.")] = False,
     local: Annotated[
         bool, typer.Option("--local", help="Single-process engine (pyarrow, no Spark).")
@@ -227,12 +266,16 @@ def crosscheck_cmd(
 @app.command("ingest-dot")
 def ingest_dot_cmd(
     model: ModelArg,
-    file: Annotated[Path, typer.Argument(help="TLC's -dump dot,actionlabels file.")],
+    file: Annotated[
+        Path, typer.Argument(help="TLC's -dump dot,actionlabels file.", callback=existing_file)
+    ],
     out: OutOption,
     var_columns: Annotated[
         bool, typer.Option("--var-columns", help="Also store each variable's value.")
     ] = False,
-    batch_rows: Annotated[int, typer.Option(help="Rows per Parquet row group.")] = 4096,
+    batch_rows: Annotated[
+        int, typer.Option(help="Rows per Parquet row group.", callback=count(1, 1 << 24))
+    ] = 4096,
     master: MasterOption = None,
     driver_memory: MemoryOption = None,
 ) -> None:
@@ -254,12 +297,13 @@ def ingest_python_cmd(
         Path | None,
         typer.Argument(
             help="Directory with states.jsonl, edges.jsonl; omit it to run the Python"
-            " explorer on MODEL now."
+            " explorer on MODEL now.",
+            callback=existing_dir,
         ),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Graph directory to write.")] = Path(
-        "store/pipeline/python"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", help="Graph directory to write.", callback=output_dir)
+    ] = Path("store/pipeline/python"),
     root: RootOption = None,
     master: MasterOption = None,
     driver_memory: MemoryOption = None,
@@ -296,9 +340,17 @@ def ingest_python_cmd(
 @app.command("campaign")
 def campaign_cmd(
     traces: Annotated[
-        Path, typer.Option("--traces", help="Directory of *.itf.json, or a .parquet (id, path).")
+        Path,
+        typer.Option(
+            "--traces",
+            help="Directory of *.itf.json, or a .parquet (id, path).",
+            callback=existing_path,
+        ),
     ],
-    results: Annotated[Path, typer.Option("--results", help="Results directory (resumable).")],
+    results: Annotated[
+        Path,
+        typer.Option("--results", help="Results directory (resumable).", callback=output_dir),
+    ],
     runner: Annotated[
         str | None,
         typer.Option(
@@ -314,23 +366,66 @@ def campaign_cmd(
         typer.Option("--node", help='A node command, e.g. "python -m mynode" (no shell).'),
     ] = None,
     hosted: HostedOption = False,
-    name: Annotated[str, typer.Option("--name", help="Campaign name.")] = "default",
-    chunk: Annotated[int, typer.Option(help="Traces per partition (per results file).")] = 16,
+    name: Annotated[
+        str, typer.Option("--name", help="Campaign name.", callback=campaign_name)
+    ] = "default",
+    chunk: Annotated[
+        int, typer.Option(help="Traces per partition.", callback=count(1, 1_000_000))
+    ] = 16,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            help="With --node: seconds a node may take to answer one request.",
+            callback=seconds_option(),
+        ),
+    ] = 10.0,
+    local: Annotated[
+        bool,
+        typer.Option("--local", help="Run in this process, partition after partition (no Spark)."),
+    ] = False,
     master: MasterOption = None,
     driver_memory: MemoryOption = None,
 ) -> None:
     """Run every trace without a result through the runner (or judge it against
-    --node); print the summary."""
-    from redletter.pipeline.campaign import discover_traces, load_runner, run_campaign
+    --node); print the summary.
+
+    Results are keyed by campaign (--name), implementation (--node and its options,
+    or --runner) and trace content, and committed one line per trace: a campaign
+    killed at any moment resumes where it was, and another name, node, runner or
+    trace file is judged afresh."""
+    from redletter.pipeline.campaign import (
+        discover_traces,
+        load_runner,
+        run_campaign,
+        run_campaign_local,
+    )
     from redletter.pipeline.runners import command_runner
 
     if (runner is None) == (node is None):
         raise InputError("give exactly one of --runner and --node", code="RL-INPUT-CAMPAIGN")
     refs = discover_traces(traces)
-    fn = load_runner(runner) if runner is not None else command_runner(str(node), hosted=hosted)
-    summary = run_campaign(
-        _spark(master, driver_memory), refs, fn, results, campaign=name, chunk=chunk
-    )
+    if runner is not None:
+        fn = load_runner(runner)
+        implementation = f"runner {runner}"
+    else:
+        fn = command_runner(str(node), hosted=hosted, timeout=timeout)
+        hosting = " --hosted" if hosted else ""
+        implementation = f"node {node}{hosting} --timeout {timeout:g}"
+    if local:
+        summary = run_campaign_local(
+            refs, fn, results, campaign=name, implementation=implementation, chunk=chunk
+        )
+    else:
+        summary = run_campaign(
+            _spark(master, driver_memory),
+            refs,
+            fn,
+            results,
+            campaign=name,
+            implementation=implementation,
+            chunk=chunk,
+        )
     ui.pipeline_campaign(summary)
     if any(v in ("fail", "error") for v, _ in summary.verdicts):
         done(Exit.FAIL)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import done
+from redletter.cli.options import count, done, output_file
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -43,20 +43,36 @@ def _write_itf(trace: Trace, path: Path | None, meta: dict[str, object]) -> None
     from redletter.python_model.symbolic import trace_to_itf
 
     if path is not None:
-        path.write_text(json.dumps(trace_to_itf(trace, meta), indent=1) + "\n", encoding="utf-8")
+        text = json.dumps(trace_to_itf(trace, meta), indent=1) + "\n"
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise InputError(
+                f"--itf: cannot write the trace: {exc.strerror}",
+                path=str(path),
+                code="RL-INPUT-USAGE",
+            ) from None
         ui.rich_line(f"ITF trace written to {path}")
 
 
 @app.command("bmc")
 def bmc_cmd(
-    procs: Annotated[int, typer.Option(help="Machines p1..pN on a complete graph.")] = 4,
-    snapshots: Annotated[int, typer.Option(help="Snapshots 1..S, any machine a starter.")] = 2,
-    depth: Annotated[int, typer.Option(help="Check every state within this many steps.")] = 8,
+    procs: Annotated[
+        int, typer.Option(help="Machines p1..pN on a complete graph.", callback=count(2, 16))
+    ] = 4,
+    snapshots: Annotated[
+        int, typer.Option(help="Snapshots 1..S, any machine a starter.", callback=count(1, 8))
+    ] = 2,
+    depth: Annotated[
+        int, typer.Option(help="Check every state within this many steps.", callback=count(1, 200))
+    ] = 8,
     mutant: Annotated[str, typer.Option(help="Variant: correct, no-recording, non-fifo, ...")] = (
         "correct"
     ),
     lemmas: Annotated[bool, typer.Option(help="Prove and reuse the inductive lemmas.")] = True,
-    itf: Annotated[Path | None, typer.Option(help="Write a counterexample as ITF.")] = None,
+    itf: Annotated[
+        Path | None, typer.Option(help="Write a counterexample as ITF.", callback=output_file)
+    ] = None,
 ) -> None:
     """Bounded model checking of TypeOK, the red-letter invariant and token conservation."""
     from redletter.python_model.symbolic import bmc
@@ -86,9 +102,14 @@ def bmc_cmd(
 
 @app.command("induct")
 def induct_cmd(
-    procs: Annotated[int, typer.Option(help="Machines on a complete graph.")] = 3,
-    snapshots: Annotated[int, typer.Option(help="Snapshots.")] = 2,
-    capacity: Annotated[int | None, typer.Option(help="Buffer capacity (default exact).")] = None,
+    procs: Annotated[
+        int, typer.Option(help="Machines on a complete graph.", callback=count(2, 16))
+    ] = 3,
+    snapshots: Annotated[int, typer.Option(help="Snapshots.", callback=count(1, 8))] = 2,
+    capacity: Annotated[
+        int | None,
+        typer.Option(help="Buffer capacity (default exact).", callback=count(1, 64)),
+    ] = None,
 ) -> None:
     """Inv /\\ Next => Inv' for the red-letter invariant, plain and strengthened."""
     from redletter.python_model.symbolic import complete_graph, induct
@@ -114,10 +135,16 @@ def synth_cmd(
     goal: Annotated[str, typer.Option(help="two-recorded, concurrent, two-starters, complete")] = (
         "two-recorded"
     ),
-    max_steps: Annotated[int, typer.Option(help="Longest schedule to look for.")] = 12,
-    procs: Annotated[int, typer.Option(help="Machines on a complete graph.")] = 3,
-    snapshots: Annotated[int, typer.Option(help="Snapshots.")] = 2,
-    itf: Annotated[Path | None, typer.Option(help="Write the trace as ITF.")] = None,
+    max_steps: Annotated[
+        int, typer.Option(help="Longest schedule to look for.", callback=count(1, 200))
+    ] = 12,
+    procs: Annotated[
+        int, typer.Option(help="Machines on a complete graph.", callback=count(2, 16))
+    ] = 3,
+    snapshots: Annotated[int, typer.Option(help="Snapshots.", callback=count(1, 8))] = 2,
+    itf: Annotated[
+        Path | None, typer.Option(help="Write the trace as ITF.", callback=output_file)
+    ] = None,
 ) -> None:
     """Find a shortest schedule reaching a goal."""
     from redletter.python_model.symbolic import named_goal, synthesize

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, done, project
+from redletter.cli.options import RootOption, done, existing_file, output_file, project
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -49,7 +49,12 @@ OptionalModel = Annotated[
     ),
 ]
 ItfOption = Annotated[
-    Path | None, typer.Option("--itf", help="A run as an ITF trace (action and params in #meta).")
+    Path | None,
+    typer.Option(
+        "--itf",
+        help="A run as an ITF trace (action and params in #meta).",
+        callback=existing_file,
+    ),
 ]
 SeedOption = Annotated[
     bool, typer.Option("--seed-example", help="The worked example of seeds/001 (MCSeed).")
@@ -223,9 +228,9 @@ def _command(verb: str, model: str | None, spec: _RunSpec, out: Path) -> str:
 @app.command("diagram")
 def diagram_cmd(
     model: OptionalModel = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the SVG.")] = Path(
-        "diagram.svg"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Where to write the SVG.", callback=output_file)
+    ] = Path("diagram.svg"),
     itf: ItfOption = None,
     seed_example: SeedOption = False,
     counterexample: CounterOption = False,
@@ -279,7 +284,10 @@ def _summary(pr: ProofRun) -> list[str]:
 def explain_cmd(
     model: OptionalModel = None,
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Where to write the explorer (HTML).")
+        Path,
+        typer.Option(
+            "--out", "-o", help="Where to write the explorer (HTML).", callback=output_file
+        ),
     ] = Path("explain.html"),
     itf: ItfOption = None,
     seed_example: SeedOption = False,

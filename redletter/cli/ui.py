@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape as markup_escape
 from rich.table import Table
+
+from redletter.errors import escape_terminal
 
 if TYPE_CHECKING:
     from redletter.check import CheckRow
@@ -46,16 +49,30 @@ err_console = Console(stderr=True, highlight=False)
 def error_line(code: str, message: str) -> None:
     """Print ``error[CODE]: message`` on stderr, as one line (no wrapping), then the
     catalogue's advice for the code: what to do, and where to read more
-    (docs/errors.md)."""
+    (docs/errors.md).  Control characters in the message (which may quote a node's
+    output or a file) are escaped."""
     from redletter.errors import advice
 
-    err_console.print(f"error[{code}]: {message}", markup=False, soft_wrap=True)
+    err_console.print(f"error[{code}]: {escape_terminal(message)}", markup=False, soft_wrap=True)
     err_console.print(f"help: {advice(code)}", markup=False, soft_wrap=True)
 
 
+def interrupted(what: str = "") -> None:
+    """The one line Ctrl-C prints (``what``: what is kept); no help line, the user
+    asked for it."""
+    code = "RL-ABORT"
+    text = (
+        what
+        if what.startswith("terminated")
+        else "interrupted (Ctrl-C)" + (f"; {what}" if what else "")
+    )
+    err_console.print(f"error[{code}]: {text}", markup=False, soft_wrap=True)
+
+
 def info(message: str) -> None:
-    """A plain line on stdout."""
-    console.print(message, markup=False, soft_wrap=True)
+    """A plain line on stdout (control characters escaped: the text may quote a
+    node's output, which must not drive the terminal)."""
+    console.print(escape_terminal(message), markup=False, soft_wrap=True)
 
 
 def lines(texts: Iterable[str]) -> None:
@@ -269,30 +286,38 @@ def conform_summary(
     node_cmd: str,
     hosted: bool = False,
     shrunk: ShrinkResult | None = None,
+    stopped: str = "",
 ) -> None:
-    """Print the verdict, the explanation, the shrunk schedule and the replay command."""
-    from redletter.conformance.report import replay_command, show_step
+    """Print the verdict, the explanation, the shrunk schedule, the sandbox's layers
+    and the replay command."""
+    from redletter.conformance.report import replay_command, sandbox_of, show_step
 
     fails = [r for r in results if r.verdict == "fail"]
     unknown = [r for r in results if r.verdict == "unknown"]
-    verdict = "fail" if fails else "unknown" if unknown else "pass"
+    verdict = "fail" if fails else "unknown" if unknown or stopped or not results else "pass"
     colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[verdict]
     console.print(
         f"[bold {colour}]{verdict.upper()}[/]: {len(results)} traces judged, "
         f"{len(results) - len(fails) - len(unknown)} passed, {len(fails)} failed, "
         f"{len(unknown)} unknown"
     )
+    if stopped:
+        info(f"stopped early: {stopped}")
     firsts = fails or unknown
     shown = shrunk.result if shrunk is not None else (firsts[0] if firsts else None)
     if shown is not None and shown.verdict != "pass":
         info(f"trace {shown.trace.name}: {shown.explanation()}")
     if shrunk is not None:
-        table = Table(title=f"shrunk schedule ({len(shrunk.trace.steps)} steps)")
+        how = "" if shrunk.complete else ", the shrink budget ran out before a minimal one"
+        table = Table(title=f"shrunk schedule ({len(shrunk.trace.steps)} steps{how})")
         table.add_column("#", justify="right")
         table.add_column("step")
         for i, (a, ps) in enumerate(shrunk.trace.steps, start=1):
-            table.add_row(str(i), show_step(a, ps))
+            table.add_row(str(i), markup_escape(escape_terminal(show_step(a, ps))))
         console.print(table)
+    sandbox = sandbox_of(results)
+    if sandbox is not None:
+        info(sandbox.summary())
     if folder is not None:
         info(f"report: {folder.path / 'report.html'}")
     if shrunk is not None and folder is not None:
@@ -361,8 +386,16 @@ def pipeline_campaign(summary: CampaignSummary) -> None:
     if not console.is_terminal:
         console.width = 160
     console.print(
-        f"campaign {summary.campaign}: {summary.traces} traces, {summary.done_before} done"
-        f" before this run, {summary.ran} run now in {summary.partitions} partitions",
+        escape_terminal(
+            f"campaign {summary.campaign} ({summary.implementation or 'no implementation named'}):"
+            f" {summary.traces} traces, {summary.done_before} done before this run,"
+            f" {summary.ran} run now in {summary.partitions} partitions"
+            + (
+                f"; {summary.torn} result line(s) cut by a kill were not committed (run again)"
+                if summary.torn
+                else ""
+            )
+        ),
         markup=False,
     )
     verdicts = Table(title="verdicts", title_justify="left")
@@ -388,7 +421,7 @@ def pipeline_campaign(summary: CampaignSummary) -> None:
         markup=False,
     )
     for trace_id, detail in summary.failures:
-        console.print(f"  {trace_id}: {detail}", markup=False, soft_wrap=True)
+        console.print(escape_terminal(f"  {trace_id}: {detail}"), markup=False, soft_wrap=True)
 
 
 def pipeline_level(r: LevelReport) -> None:

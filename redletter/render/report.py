@@ -94,6 +94,9 @@ class ReportPage:
     explorer: str = ""  #: relative link to the explorer page, if written
     journal: Sequence[str] = ()  #: the node's observed steps, in words
     traces: Sequence[TraceRow] = field(default_factory=tuple)
+    stopped: str = ""  #: why traces were left unjudged, if the run stopped early
+    sandbox: Sequence[tuple[str, bool, str]] = ()  #: (layer, active, what it does or why not)
+    sandbox_mode: str = ""
 
 
 def _counts(page: ReportPage) -> str:
@@ -114,6 +117,8 @@ def render_report(page: ReportPage) -> str:
         )
         + "</p>",
     ]
+    if page.stopped:
+        body.append(f'<p class="rl-verdict unknown">Stopped early: {escape(page.stopped)}</p>')
     d = page.divergence
     if d is not None:
         where = f"step {d.step}" if d.step else "the final report"
@@ -185,6 +190,18 @@ def render_report(page: ReportPage) -> str:
         body.append(
             '<section aria-labelledby="rl-journal-h"><h2 id="rl-journal-h">What each step '
             f"showed</h2><ol>{items}</ol></section>"
+        )
+    if page.sandbox:
+        layer_rows = "".join(
+            f"<tr><td>{escape(name)}</td><td>"
+            f'<span class="rl-verdict {"pass" if active else "unknown"}">'
+            f"{'active' if active else 'not active'}</span></td><td>{escape(detail)}</td></tr>"
+            for name, active, detail in page.sandbox
+        )
+        body.append(
+            '<section aria-labelledby="rl-sandbox-h"><h2 id="rl-sandbox-h">Sandbox '
+            f"({escape(page.sandbox_mode)})</h2><table><tr><th>layer</th><th>state</th>"
+            f"<th>what it does, or why not</th></tr>{layer_rows}</table></section>"
         )
     if page.traces:
         trace_rows = "".join(

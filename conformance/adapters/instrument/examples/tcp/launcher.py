@@ -17,7 +17,10 @@ logs validate against that model::
         --model MCConcurrent --out /tmp/tcp-logs --seed 1
     redletter conform validate MCConcurrent /tmp/tcp-logs/*.ndjson
 
-Every random choice (link latencies, the moment snapshots start, each node's
+Every node runs in the kit's sandbox (:mod:`redletter.conformance.sandbox`), the
+nodes of one run sharing one loopback network (their TCP links) and one cgroup,
+with only their own log file writable; ``Run.sandbox`` says which layers were
+active.  Every random choice (link latencies, the moment snapshots start, each node's
 sends) comes from ``seed``; the operating system's timing still varies, so two
 runs of one seed need not write the same logs.  A node that dies or a run that
 does not finish within ``timeout`` seconds raises
@@ -32,14 +35,16 @@ import asyncio
 import contextlib
 import json
 import random
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from redletter.conformance.adapters.instrument.examples.tcp.node import BUGS
 from redletter.conformance.process import NodeCrashed, NodeTimeout
+from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
 from redletter.errors import InputError
 
 __all__ = ["BUGS", "Run", "Shape", "launch", "shape_of_model"]
@@ -67,6 +72,7 @@ class Run:
     bug: str | None
     started: Mapping[int, tuple[str, ...]]  #: snapshot -> the nodes told to start it
     stderr: Mapping[str, str] = field(default_factory=dict)  #: each node's stderr
+    sandbox: SandboxReport | None = None  #: the layers of the sandbox the nodes ran in
 
 
 def shape_of_model(name: str, spec_dir: Path) -> Shape:
@@ -143,6 +149,7 @@ async def _launch(
     bug: str | None,
     shared: bool,
     python: str,
+    sandbox: Sandbox,
 ) -> Run:
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
@@ -169,15 +176,28 @@ async def _launch(
                 "think": 0.0002,
                 "patience": 0.005,
             }
-            proc = await asyncio.create_subprocess_exec(
-                python,
-                "-m",
-                NODE_MODULE,
-                json.dumps(config),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+            log = Path(str(config["log"]))
+            launch = sandbox.launch(
+                [python, "-m", NODE_MODULE, json.dumps(config)],
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
+                writable=[log],
+                home=True,
             )
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *launch.argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    pass_fds=launch.pass_fds,
+                    env=launch.env,
+                    start_new_session=True,
+                )
+            except BaseException:
+                launch.abandon()
+                raise
+            sandbox.adopt(proc.pid)
+            await asyncio.get_running_loop().run_in_executor(None, launch.started)
             procs[p] = _Proc(p, proc)
             helpers += [
                 asyncio.create_task(procs[p].read()),
@@ -214,6 +234,7 @@ async def _launch(
             bug,
             started,
             {p: x.stderr.decode(errors="replace") for p, x in procs.items()},
+            sandbox.report(),
         )
     finally:
         for x in procs.values():
@@ -235,12 +256,14 @@ def launch(
     shared: bool = False,
     timeout: float = 20.0,
     python: str | None = None,
+    policy: SandboxPolicy | None = None,
 ) -> Run:
     """Run the TCP token app in the shape ``shape`` (see the module docstring)."""
     if bug is not None and bug not in BUGS:
         raise InputError(f"unknown bug {bug!r} (one of {', '.join(BUGS)})", code="RL-INPUT-USAGE")
+    pol = replace(policy if policy is not None else SandboxPolicy(), network="loopback")
 
-    async def bounded() -> Run:
+    async def bounded(sandbox: Sandbox) -> Run:
         try:
             return await asyncio.wait_for(
                 _launch(
@@ -250,7 +273,8 @@ def launch(
                     steps=steps,
                     bug=bug,
                     shared=shared,
-                    python=python or sys.executable,
+                    python=shutil.which(python or sys.executable) or str(python),
+                    sandbox=sandbox,
                 ),
                 timeout,
             )
@@ -260,7 +284,8 @@ def launch(
                 node=",".join(shape.nodes),
             ) from None
 
-    return asyncio.run(bounded())
+    with Sandbox(pol, name="tcp") as sandbox:
+        return asyncio.run(bounded(sandbox))
 
 
 def run_main(argv: Sequence[str] | None = None) -> int:
