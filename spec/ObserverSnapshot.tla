@@ -36,7 +36,7 @@
 (*                                                                         *)
 (* Modelling choices.  The observer's own channels (requests out, saved    *)
 (* states and forwards in) are not application buffers: a request may      *)
-(* arrive at any time (a bag of pending requests), while saved states and  *)
+(* arrive at any time (a set of pending requests), while saved states and  *)
 (* forwards reach the observer in the step that sends them -- delaying     *)
 (* them would only delay the observer's knowledge, which the counts        *)
 (* already wait for.  The application is given by the constant operators   *)
