@@ -65,6 +65,7 @@ from redletter.tlc import ResultKind, TlcResult, run_tlc
 from redletter.toolchain import require_java, require_tlc_jar
 
 __all__ = [
+    "NO_MIRROR",
     "CrosscheckHook",
     "CrosscheckResult",
     "Difference",
@@ -81,6 +82,8 @@ __all__ = [
     "tlc_trace_length",
 ]
 
+#: The ``cross-check`` column of a model whose manifest row says ``"python": false``.
+NO_MIRROR: Final = "none: no Python mirror yet"
 #: How many differences of each kind are shown (with a shortest path each).
 SHOW: Final = 3
 #: Labels also converted the slow way to confirm the memoised conversion.
@@ -1082,10 +1085,12 @@ class CrosscheckHook:
         return self._tmp
 
     def tlc_args(self, entry: ModelEntry) -> list[str]:
-        """The extra TLC arguments for ``entry``'s run."""
-        return dump_args(self._dir() / entry.model)
+        """The extra TLC arguments for ``entry``'s run (none without a Python mirror)."""
+        return dump_args(self._dir() / entry.model) if entry.python else []
 
     def __call__(self, entry: ModelEntry, result: TlcResult) -> str:
+        if not entry.python:  # the manifest row says no Python engine mirrors its spec yet
+            return NO_MIRROR
         base = self._dir() / entry.model
         dot = base.with_suffix(".dot")
         try:

@@ -202,6 +202,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "rewrite the formula in the fragment the message names, or check that property"
        " with TLC only (redletter check)",
        "docs/engine.md"),
+    _E("RL-VARIANTS-MEASURE", _FAIL, ("SpecError",),
+       "while measuring the comparison page, TLC did not give a model the result its row"
+       " in spec/manifest.json expects (a must-fail model passed or named another"
+       " property, or the cost probe found another state count or a violation)",
+       "run `redletter check --model NAME` on the model the message names, fix the spec"
+       " or its manifest row, and measure again with `redletter variants measure`",
+       "README.md, section “The seeds' other algorithms”"),
     _E("RL-MODEL-DISABLED", _FAIL, ("ActionDisabled",),
        "a step of a trace is not enabled in the state it is taken from (the message"
        " names the action and the guard that fails)",
@@ -485,6 +492,12 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "the command line is wrong: an unknown command or option, a missing argument,"
        " or an option's value out of range",
        "run the command with --help to see its arguments and options"),
+    _E("RL-INPUT-VARIANTS", _BAD, ("InputError",),
+       "docs/variants.json, the measurements the comparison page is made from, is"
+       " missing, not JSON, or not in the shape `redletter variants measure` writes",
+       "measure again with `redletter variants measure` (it rewrites the file and"
+       " docs/variants.md)",
+       "README.md, section “The seeds' other algorithms”"),
     _E("RL-INPUT-VALUE", _BAD, ("InputError",),
        "a TLA+ value in a .tla, a .cfg or a state does not parse (the message says"
        " what was expected and what was found)",

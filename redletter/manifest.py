@@ -9,6 +9,9 @@ manifest schema; the others are this kit's (``model``, ``suite``, ``app``,
 ``processes``, ``snapshots``, ``checkDeadlock``, ``violatedProperty``, ``bug``).
 The counts are required for a ``success`` row and may be left out of the others;
 ``violatedProperty`` is required for a ``safety failure`` row; ``bug`` is optional.
+``python`` says whether the Python model mirrors the model's spec (default ``true``);
+``false`` for a spec no Python engine mirrors yet, whose cross-check column then says
+so instead of running.
 
 Failing models are compared on result and violated name only: TLC stops at
 the first violation, and with two workers the counts at that moment vary from
@@ -64,6 +67,7 @@ class ModelEntry:
     total: int  #: ``totalStates``
     depth: int  #: ``stateDepth``
     bug: str | None
+    python: bool = True  #: a Python engine mirrors the spec (so the model is cross-checked)
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,7 @@ ROW_FIELDS = (
     "totalStates",
     "stateDepth",
     "bug",
+    "python",
 )
 
 #: Field names of the manifest's earlier format, and what they are called now.
@@ -202,6 +207,7 @@ def _row(path: Path, row: dict[str, Any], where: str, name: str) -> ModelEntry:
         total=_field(path, row, where, "totalStates", int, count),
         depth=_field(path, row, where, "stateDepth", int, count),
         bug=_field(path, row, where, "bug", (str, type(None)), None),
+        python=_field(path, row, where, "python", bool, True),
     )
     if entry.suite not in SUITES:
         raise _fail(

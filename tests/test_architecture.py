@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("render", ("redletter.render",)),
     ("harness", ("redletter.conformance",)),
     ("pipeline", ("redletter.pipeline",)),
-    ("api", ("redletter.api", "redletter")),
+    ("api", ("redletter.api", "redletter.variants", "redletter")),
     ("cli", ("redletter.cli", "redletter.__main__", "redletter.pipeline.jobs")),
 )
 

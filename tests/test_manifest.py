@@ -261,3 +261,30 @@ def test_unknown_model_selection() -> None:
         f"{TOY_MANIFEST}: unknown model(s) MCNope; the manifest lists MCToy, MCToyFailure "
         "— pick one of those or add a row for the new model."
     )
+
+
+def test_python_mirror_defaults_to_true_and_must_be_a_bool(tmp_path: Path) -> None:
+    toy, failure = load_manifest(TOY_MANIFEST).models
+    assert (toy.python, failure.python) == (True, True)
+    data = _good()
+    data["models"][0]["python"] = False
+    assert load_manifest(write(tmp_path, data)).models[0].python is False
+    data["models"][0]["python"] = "no"
+    path = write(tmp_path, data)
+    with pytest.raises(InputError) as info:
+        load_manifest(path)
+    assert str(info.value) == (
+        f'{path}: models[0] (MCToy): "python" must be bool, got "no"; see '
+        "'How to add a model' in README.md for the format."
+    )
+
+
+def test_spec_manifest_marks_every_variant_model_unmirrored() -> None:
+    """The models of specs the Python model does not mirror say so; the rest do not."""
+    spec = TOY_MANIFEST.parents[4] / "spec" / "manifest.json"
+    for entry in load_manifest(spec).models:
+        text = (spec.parent / f"{entry.model}.tla").read_text(encoding="utf-8")
+        mirrored = any(
+            f"EXTENDS ChandyLamport{app}\n" in text for app in ("Token", "Diffusing", "History")
+        )
+        assert entry.python is mirrored, entry.model

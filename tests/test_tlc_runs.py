@@ -231,3 +231,27 @@ def test_the_spec_labels_transitions_with_the_action_names(tlc_jar: Path, tmp_pa
     )
     assert (result.kind, result.distinct, result.total) == (ResultKind.SUCCESS, 3370, 6483)
     assert _dot_labels(dot) == {"SendApp", "ReceiveApp", "ReceiveRedLetter", "StartSnapshot"}
+
+
+def test_check_says_which_models_have_no_python_mirror(
+    toy_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row with "python": false is model-checked, and its cross-check column says
+    plainly that there is nothing to cross-check yet (not a pass, not a failure)."""
+    path = toy_project / "spec" / "manifest.json"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace(
+            '"checkDeadlock": false,', '"checkDeadlock": false, "python": false,'
+        ),
+        encoding="utf-8",
+    )
+    assert main(["check", "--root", str(toy_project)]) == Exit.OK
+    out = capsys.readouterr().out
+    for model in ("MCToy", "MCToyFailure"):
+        row = next(line for line in out.splitlines() if f"│ {model} " in line)
+        assert row.rstrip(" │").endswith("none: no Python mirror yet")
+    assert out.endswith(
+        "2 of 2 models match the manifest.\n"
+        'Not cross-checked: 2 model(s) whose spec has no Python mirror yet ("python": false'
+        " in spec/manifest.json): MCToy, MCToyFailure.\n"
+    )

@@ -2,7 +2,7 @@
 
 The command room is the top floor of the kit and the only place that prints:
 one module per verb group (``check``, ``model``, ``teach``, ``symbolic``,
-``conform``, ``cos418``, ``pipeline``, ``flink``), the options they share
+``conform``, ``cos418``, ``pipeline``, ``flink``, ``variants``), the options they share
 (:mod:`redletter.cli.options`) and the reporter (:mod:`redletter.cli.ui`).
 Every command parses its options, calls library functions, shows the result
 through the reporter and ends with its exit code.  Library modules that load z3
@@ -32,7 +32,18 @@ from typing import Any
 import typer
 from typer.exceptions import TyperException
 
-from redletter.cli import check, conform, cos418, flink, model, pipeline, symbolic, teach, ui
+from redletter.cli import (
+    check,
+    conform,
+    cos418,
+    flink,
+    model,
+    pipeline,
+    symbolic,
+    teach,
+    ui,
+    variants,
+)
 from redletter.errors import Exit, RedletterError
 
 __all__ = ["app", "main"]
@@ -54,6 +65,7 @@ app.add_typer(conform.app, name="conform")
 app.add_typer(cos418.app, name="cos418")
 app.add_typer(pipeline.app, name="pipeline")
 app.add_typer(flink.app, name="flink")
+app.add_typer(variants.app, name="variants")
 
 
 @lru_cache(maxsize=1)

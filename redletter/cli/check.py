@@ -78,6 +78,8 @@ def check_cmd(
         )
     ui.report_check(rows)
     ui.report_check_crosscheck(hook.results)
+    if crosscheck:
+        ui.report_unmirrored([e.model for e in entries if not e.python])
     exact = all(r.exact for r in hook.results)
     done(Exit.OK if all(r.matches for r in rows) and exact else Exit.FAIL)
 

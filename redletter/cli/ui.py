@@ -160,6 +160,15 @@ def report_check_crosscheck(results: Sequence[CrosscheckResult]) -> None:
         )
 
 
+def report_unmirrored(models: Sequence[str]) -> None:
+    """After the cross-check totals: the models no Python engine mirrors yet."""
+    if models:
+        info(
+            f"Not cross-checked: {len(models)} model(s) whose spec has no Python mirror yet"
+            f' ("python": false in spec/manifest.json): {", ".join(models)}.'
+        )
+
+
 def report_apalache(row: ApalacheRow) -> None:
     """One model of ``redletter apalache check``: the verdict, and the output's tail
     when Apalache failed for another reason than the property."""
