@@ -33,6 +33,8 @@ FREE_TEXT = {
     ("pipeline", "campaign", "--runner"),
     ("symbolic", "bmc", "--mutant"),
     ("symbolic", "synth", "--goal"),
+    # Checked in the body: a missing Flink Python is Flink not installed (exit 3).
+    ("flink", "run", "--flink-python"),
 }
 FREE_TEXT |= {
     ("pipeline", c, "--master")

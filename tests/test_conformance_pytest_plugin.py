@@ -53,3 +53,33 @@ def test_broken_node_fails_with_the_divergence_and_a_replay_command(
     assert "(Lemma 0)" in text
     assert "replay: redletter conform replay " in text
     assert "--hosted" in text
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--redletter-timeout", "inf", "--redletter-timeout must be a finite number of seconds,"
+         " more than 0, got inf"),
+        ("--redletter-walks", "-1", "--redletter-walks must be at least 0, got -1"),
+        ("--redletter-model", "../spec/MCToken2", "--redletter-model: a model name is the name"
+         " of a module (letters, digits and _), not a path; got '../spec/MCToken2'"),
+    ],
+)  # fmt: skip
+def test_out_of_range_options_are_refused_before_any_trace(
+    pytester: pytest.Pytester, option: str, value: str, message: str
+) -> None:
+    result = pytester.runpytest_subprocess(
+        "--redletter-node",
+        REFERENCE,
+        "--redletter-spec",
+        str(SPEC),
+        option,
+        value,
+        "--redletter-out",
+        str(pytester.path / "out"),
+        "-p",
+        "no:cacheprovider",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: {message}" in result.stderr.lines
+    assert not (pytester.path / "out").exists()

@@ -607,10 +607,10 @@ def test_flink_run_without_flink_exits_3(capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--mode", "aligned", "--runs", "0"], "error[RL-INPUT-USAGE]: --runs must be at least 1,"
-         " got 0"),
-        (["--mode", "aligned", "--parallelism", "1"], "error[RL-INPUT-USAGE]: --parallelism must"
-         " be at least 2, got 1"),
+        (["--mode", "aligned", "--runs", "0"], "error[RL-INPUT-USAGE]: redletter flink run:"
+         " Invalid value for '--runs': must be at least 1, got 0"),
+        (["--mode", "aligned", "--parallelism", "1"], "error[RL-INPUT-USAGE]: redletter flink"
+         " run: Invalid value for '--parallelism': must be at least 2, got 1"),
     ],
 )  # fmt: skip
 def test_flink_run_bad_options_exit_5(

@@ -179,7 +179,7 @@ def test_crosscheck_refuses_a_model_that_is_not_chandy_lamport(
     tla = toy_project / "spec" / "MCToy.tla"
     assert (
         "MCToy: cross-check MISMATCH\n"
-        f"  the cross-check could not run: error[RL-INPUT-MODEL]: {tla}: the model must EXTEND "
+        f"  the cross-check could not run: error[RL-INPUT-MODEL]: {tla}:3: the model must EXTEND "
         "exactly one of ChandyLamportToken, ChandyLamportDiffusing, ChandyLamportHistory (or "
         "ChandyLamport and exactly one of TokenApp, DiffusingApp, HistoryApp)\n"
     ) in capsys.readouterr().out

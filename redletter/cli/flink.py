@@ -25,7 +25,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, StoreOption, at_least, done, project
+from redletter.cli.options import (
+    RootOption,
+    StoreOption,
+    campaign_name,
+    choice,
+    count,
+    done,
+    existing_dir,
+    output_file,
+    project,
+    seconds_option,
+)
 from redletter.errors import InputError
 
 if TYPE_CHECKING:
@@ -47,12 +58,6 @@ app = typer.Typer(
     help="Flink's barrier snapshots on the real engine (optional: `make flink` installs it).",
     no_args_is_help=True,
 )
-
-
-def _mode(value: str) -> str:
-    if value not in MODES:
-        raise typer.BadParameter(f"expected aligned, unaligned or at-least-once, got {value!r}")
-    return value
 
 
 def _run_line(r: RunJudgement) -> str:
@@ -123,32 +128,52 @@ def run_cmd(
         str,
         typer.Option(
             "--mode",
-            callback=_mode,
+            callback=choice(*MODES),
             help="aligned (exactly once, barriers aligned), unaligned (exactly once, barriers"
             " overtake buffered records, which are stored) or at-least-once (alignment skipped).",
             show_default=False,
         ),
     ],
-    runs: Annotated[int, typer.Option(help="The run budget: at most this many runs.")] = 5,
+    runs: Annotated[
+        int, typer.Option(help="The run budget: at most this many runs.", callback=count(1))
+    ] = 5,
     seed: Annotated[
-        int, typer.Option(help="Seed of the failure points (run i fails at a point drawn from it).")
+        int,
+        typer.Option(
+            help="Seed of the failure points (run i fails at a point drawn from it).",
+            callback=count(0),
+        ),
     ] = 0,
-    records: Annotated[int, typer.Option(help="The source emits records 1..N.")] = 8000,
-    keys: Annotated[int, typer.Option(help="Distinct keys.")] = 8,
-    parallelism: Annotated[int, typer.Option(help="Parallelism of every operator (>= 2).")] = 2,
-    checkpoint_ms: Annotated[int, typer.Option(help="Checkpoint interval, milliseconds.")] = 250,
+    records: Annotated[
+        int, typer.Option(help="The source emits records 1..N.", callback=count(1))
+    ] = 8000,
+    keys: Annotated[int, typer.Option(help="Distinct keys.", callback=count(1))] = 8,
+    parallelism: Annotated[
+        int, typer.Option(help="Parallelism of every operator (>= 2).", callback=count(2))
+    ] = 2,
+    checkpoint_ms: Annotated[
+        int, typer.Option(help="Checkpoint interval, milliseconds.", callback=count(10))
+    ] = 250,
     delay_ms: Annotated[
-        float, typer.Option(help="Work per record in the counter, milliseconds.")
+        float,
+        typer.Option(
+            help="Work per record in the counter, milliseconds.",
+            callback=seconds_option(zero=True, unit="milliseconds"),
+        ),
     ] = 0.5,
     skew_ms: Annotated[
         float,
         typer.Option(
             help="Extra work per record on the last source subtask, milliseconds: a slow"
-            " input, whose barriers reach the counter late (0: inputs at one speed)."
+            " input, whose barriers reach the counter late (0: inputs at one speed).",
+            callback=seconds_option(zero=True, unit="milliseconds"),
         ),
     ] = 1.0,
     timeout: Annotated[
-        float, typer.Option(help="Seconds one run may take before the kit stops it.")
+        float,
+        typer.Option(
+            help="Seconds one run may take before the kit stops it.", callback=seconds_option()
+        ),
     ] = 300.0,
     all_runs: Annotated[
         bool,
@@ -164,6 +189,7 @@ def run_cmd(
             "--publish",
             help="Also write this mode's results into this JSON file (the comparison page's"
             f" data: {DATA_FILE}), keeping the other modes.",
+            callback=output_file,
         ),
     ] = None,
     label: Annotated[
@@ -172,6 +198,7 @@ def run_cmd(
             "--label",
             help="With --publish: the entry's name in the file (default: the mode), to keep"
             " a second measurement of a mode under other settings.",
+            callback=campaign_name,
         ),
     ] = None,
     flink_python: Annotated[
@@ -193,7 +220,6 @@ def run_cmd(
     from redletter.conformance.adapters.flink.runner import Settings, find_flink, run_campaign
     from redletter.conformance.report import new_run_folder
 
-    at_least("--runs", runs, 1)
     settings = Settings(
         records=records,
         keys=keys,
@@ -277,10 +303,14 @@ def judge_cmd(
         typer.Argument(
             help="A campaign folder (with runs/run-*) or one run folder (with config.json).",
             show_default=False,
+            callback=existing_dir,
         ),
     ],
     runs: Annotated[
-        int | None, typer.Option(help="The run budget to judge against (default: the runs found).")
+        int | None,
+        typer.Option(
+            help="The run budget to judge against (default: the runs found).", callback=count(1)
+        ),
     ] = None,
     publish: Annotated[
         Path | None,
@@ -288,11 +318,16 @@ def judge_cmd(
             "--publish",
             help="Also write the verdict into this JSON file (as `flink run --publish` does),"
             " with the command and engine the campaign's results.json records.",
+            callback=output_file,
         ),
     ] = None,
     label: Annotated[
         str | None,
-        typer.Option("--label", help="With --publish: the entry's name (default: the mode)."),
+        typer.Option(
+            "--label",
+            help="With --publish: the entry's name (default: the mode).",
+            callback=campaign_name,
+        ),
     ] = None,
 ) -> None:
     """Judge the run folders a campaign left again, without Flink."""

@@ -93,7 +93,9 @@ def explore_cmd(
     diagram: Annotated[
         Path | None,
         typer.Option(
-            "--diagram", help="Draw the counterexample here as a space-time diagram (SVG)."
+            "--diagram",
+            help="Draw the counterexample here as a space-time diagram (SVG).",
+            callback=output_file,
         ),
     ] = None,
     root: RootOption = None,

@@ -90,8 +90,10 @@ def count(minimum: int, maximum: int | None = None) -> Callable[[int | None], in
     return check
 
 
-def seconds_option(*, zero: bool = False) -> Callable[[float | None], float | None]:
-    """A number of seconds: finite and above 0 (or 0 itself, with ``zero``):
+def seconds_option(
+    *, zero: bool = False, unit: str = "seconds"
+) -> Callable[[float | None], float | None]:
+    """A time (in ``unit``): finite and above 0 (or 0 itself, with ``zero``):
     ``inf`` or ``nan`` would wait for ever, a negative time means nothing."""
 
     def check(value: float | None) -> float | None:
@@ -99,7 +101,7 @@ def seconds_option(*, zero: bool = False) -> Callable[[float | None], float | No
             return value
         if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
             bound = "0 or more" if zero else "more than 0"
-            raise _bad(f"must be a finite number of seconds, {bound}, got {value}")
+            raise _bad(f"must be a finite number of {unit}, {bound}, got {value}")
         return value
 
     _register(check, "seconds", zero)
@@ -211,9 +213,9 @@ def jvm_memory(value: str | None) -> str | None:
     return value
 
 
-def campaign_name(value: str) -> str:
+def campaign_name(value: T) -> T:
     """A name that also names files: letters, digits, ``.``, ``_`` and ``-``."""
-    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", value):
+    if value is not None and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}", str(value)):
         raise _bad(
             f"a name is 1 to 100 letters, digits, '.', '_' or '-' (not a path), got {value!r}"
         )
@@ -285,6 +287,20 @@ def suite_name(value: str) -> str:
 
 
 _register(suite_name, "choice")
+
+
+def choice(*values: str) -> Callable[[str | None], str | None]:
+    """An option whose value is one of ``values``."""
+    words = ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else values[0]
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in values:
+            raise _bad(f"expected {words}, got {value!r}")
+        return value
+
+    _register(check, "choice")
+    return check
+
 
 SuiteOption = Annotated[
     str,

@@ -147,17 +147,23 @@ app.add_typer(cluster_app, name="cluster")
 ClusterDir = Annotated[
     Path,
     typer.Option(
-        "--dir", help="Where the logs and cluster.json go (default .cache/spark-cluster)."
+        "--dir",
+        help="Where the logs and cluster.json go (default .cache/spark-cluster).",
+        callback=output_dir,
     ),
 ]
 
 
 @cluster_app.command("up")
 def cluster_up_cmd(
-    workers: Annotated[int, typer.Option(help="Number of workers.")] = 1,
-    cores: Annotated[int, typer.Option(help="Cores per worker.")] = 2,
-    memory: Annotated[str, typer.Option(help="Memory per worker.")] = "2g",
-    port: Annotated[int, typer.Option(help="The master's port.")] = 7077,
+    workers: Annotated[int, typer.Option(help="Number of workers.", callback=count(1))] = 1,
+    cores: Annotated[int, typer.Option(help="Cores per worker.", callback=count(1))] = 2,
+    memory: Annotated[
+        str, typer.Option(help="Memory per worker (JVM size: 512m, 2g).", callback=jvm_memory)
+    ] = "2g",
+    port: Annotated[
+        int, typer.Option(help="The master's port.", callback=count(1024, 65535))
+    ] = 7077,
     directory: ClusterDir = Path(".cache/spark-cluster"),
 ) -> None:
     """Start a master and its workers; print the master URL for spark-submit."""
@@ -233,9 +239,7 @@ def crosscheck_cmd(
     ],
     python: Annotated[
         Path,
-        typer.Option(
-            "--python", help="The Python model's graph directory.", callback=existing_dir
-        ),
+        typer.Option("--python", help="The Python model's graph directory.", callback=existing_dir),
     ],
     manifest: ManifestOption = None,
     show: Annotated[

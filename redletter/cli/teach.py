@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, done, existing_file, output_file, project
+from redletter.cli.options import (
+    RootOption,
+    done,
+    existing_file,
+    model_name,
+    output_file,
+    project,
+)
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -46,6 +53,7 @@ OptionalModel = Annotated[
         help="Model name (spec/<model>.tla); default MCSeed, or the model a conformance "
         "trace carries.",
         show_default=False,
+        callback=model_name,
     ),
 ]
 ItfOption = Annotated[
@@ -112,18 +120,18 @@ def _itf_schedule(path: Path) -> tuple[dict[str, object], list[Step], dict[str, 
 
 def _counterexample(cfg: ModelConfig, model: str) -> list[Step]:
     from redletter.cli.live import explore_progress
-    from redletter.python_model.explore import explore
+    from redletter.render.teach import counterexample
 
     with explore_progress(model) as report:
-        result = explore(cfg, on_progress=report)
-    if result.violation is None:
+        steps, result = counterexample(cfg, on_progress=report)
+    if steps is None:
         raise InputError(
             f"{model} has no counterexample: the Python explorer checked {result.distinct:,} "
             "states and found no violation of the invariants and properties its cfg lists; "
             "give a run with --itf TRACE (or, for MCSeed, --seed-example)",
             code="RL-INPUT-EXPLAIN",
         )
-    return [(st.action, dict(st.params)) for st in result.violation.trace[1:]]
+    return steps
 
 
 def _resolve_run(

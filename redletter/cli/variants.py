@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, done, project
+from redletter.cli.options import RootOption, done, model_name, project
 from redletter.errors import Exit
 
 __all__ = ["app"]
@@ -23,7 +23,9 @@ app = typer.Typer(
 def measure_cmd(
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", help="Measure only this model again (repeatable)."),
+        typer.Option(
+            "--model", help="Measure only this model again (repeatable).", callback=model_name
+        ),
     ] = None,
     root: RootOption = None,
 ) -> None:

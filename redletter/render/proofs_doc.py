@@ -22,7 +22,6 @@ from pathlib import Path
 from redletter.manifest import load_manifest
 from redletter.python_model.actions import init_states
 from redletter.python_model.config import ModelConfig, load_model
-from redletter.python_model.explore import explore
 from redletter.python_model.lemmas.shadow import ShadowMove, ShadowWalk
 from redletter.python_model.state import GState
 from redletter.render.diagram import draw
@@ -39,6 +38,7 @@ from redletter.render.proof import (
 )
 from redletter.render.teach import (
     chan_name,
+    counterexample,
     diagram_of_trace,
     message_label,
     seed_schedule,
@@ -306,15 +306,17 @@ def _seed(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
 
 
 def _counterexample(cfg: ModelConfig) -> list[Step]:
-    v = explore(cfg).violation
-    if v is None:  # pragma: no cover - the manifest says the model must fail
+    steps, _ = counterexample(cfg)
+    if steps is None:  # pragma: no cover - the manifest says the model must fail
         raise AssertionError(f"{cfg.name} has no counterexample")
-    return [(s.action, dict(s.params)) for s in v.trace[1:]]
+    return steps
 
 
 def _must_fail(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
     manifest = load_manifest(spec_dir / "manifest.json")
-    rows = [m for m in manifest.models if m.suite == "default" and m.expect != "success"]
+    rows = [
+        m for m in manifest.models if m.suite == "default" and m.expect != "success" and m.python
+    ]
     lines = [
         "## What each must-fail model breaks",
         "",
@@ -332,7 +334,11 @@ def _must_fail(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
         steps = _counterexample(cfg)
         start = init_states(cfg)[0]
         pr = prove_run(cfg, start, steps)
-        title = f"{row.model}: the shortest counterexample"
+        title = f"{row.model}: " + (
+            "the shortest counterexample"
+            if row.expect != "liveness failure"
+            else "a behaviour that never completes"
+        )
         pictures[f"{PICTURES}/{row.model}.svg"] = draw(
             diagram_of_trace(cfg, start, steps, title=title)
         ).svg
@@ -350,15 +356,26 @@ def _must_fail(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
             "",
             *_steps_table(cfg, steps),
             "",
-            "| property | first broken at | conjunct | how |",
-            "| --- | ---: | --- | --- |",
-            *(
-                f"| `{b.name}`{'' if b.checked else ' (not in the cfg)'} | state {b.step} | "
-                f"{b.conjunct or '—'} | {_md(b.why)} |"
-                for b in pr.breaks
-            ),
-            "",
         ]
+        if pr.breaks:
+            lines += [
+                "| property | first broken at | conjunct | how |",
+                "| --- | ---: | --- | --- |",
+                *(
+                    f"| `{b.name}`{'' if b.checked else ' (not in the cfg)'} | state {b.step} | "
+                    f"{b.conjunct or '—'} | {_md(b.why)} |"
+                    for b in pr.breaks
+                ),
+                "",
+            ]
+        else:
+            lines += [
+                "No state of this run breaks a safety property: it is a behaviour that never "
+                "completes the snapshot (the steps above are the lasso's prefix and one turn of "
+                "its cycle; after them nothing the fairness of the SPECIFICATION demands is "
+                "left to happen).",
+                "",
+            ]
         for w in pr.walks:
             name = f"Lemma {w.lemma}'s shadow network (snapshot {w.snap})"
             if w.walk is None:

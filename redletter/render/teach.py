@@ -16,7 +16,7 @@ what each snapshot recorded beside each machine's line of the diagram.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import cast
@@ -24,6 +24,8 @@ from typing import cast
 from redletter.python_model.actions import step
 from redletter.python_model.apps import HistoryApp
 from redletter.python_model.config import ModelConfig
+from redletter.python_model.explore import ExploreProgress, ExploreResult, as_engine, explore
+from redletter.python_model.liveness import check_liveness
 from redletter.python_model.state import Local, State
 from redletter.render.diagram import Diagram, Event, RecordNote, layout
 
@@ -238,3 +240,22 @@ def diagram_of_trace(
     snapshot recorded written beside each machine."""
     run = events_of_trace(cfg, start, steps)
     return layout(cfg.procs, run.events, title=title, records=record_notes(cfg, run))
+
+
+def counterexample(
+    cfg: ModelConfig, on_progress: Callable[[ExploreProgress], None] | None = None
+) -> tuple[list[Step] | None, ExploreResult]:
+    """A run of ``cfg`` that breaks what its cfg checks: the shortest safety
+    counterexample the explorer finds, else (when the cfg has temporal properties)
+    the first failing lasso's prefix and one turn of its cycle; ``None`` when the
+    model passes.  Also returns the exploration (for its state count)."""
+    result = explore(cfg, on_progress=on_progress)
+    if result.violation is not None:
+        return [(st.action, dict(st.params)) for st in result.violation.trace[1:]], result
+    if not as_engine(cfg).liveness:
+        return None, result
+    live, _ = check_liveness(cfg)
+    lasso = next((v.lasso for v in live.verdicts if not v.holds and v.lasso is not None), None)
+    if lasso is None:
+        return None, result
+    return [(st.action, dict(st.params)) for st in lasso.steps[1:]], result
