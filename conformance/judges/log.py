@@ -316,7 +316,8 @@ class _Replay:
             ev,
             order,
             f"the model sends no marker {k} on {_chan(ev.channel)} here "
-            f"(a machine sends one red letter per output channel when it turns red)",
+            f"(OneRedLetterPerBuffer: a machine sends one red letter per output channel, "
+            f"when it turns red)",
         )
         self.stopped = True
 

@@ -2,7 +2,7 @@
 
 The command room is the top floor of the kit and the only place that prints:
 one module per verb group (``check``, ``model``, ``teach``, ``symbolic``,
-``conform``, ``cos418``, ``pipeline``), the options they share
+``conform``, ``cos418``, ``pipeline``, ``teeth``), the options they share
 (:mod:`redletter.cli.options`) and the reporter (:mod:`redletter.cli.ui`).
 Every command parses its options, calls library functions, shows the result
 through the reporter and ends with its exit code.  Library modules that load z3
@@ -27,7 +27,7 @@ import sys
 import typer
 from typer.exceptions import TyperException
 
-from redletter.cli import check, conform, cos418, model, pipeline, symbolic, teach, ui
+from redletter.cli import check, conform, cos418, model, pipeline, symbolic, teach, teeth, ui
 from redletter.errors import Exit, RedletterError
 
 __all__ = ["app", "main"]
@@ -48,6 +48,7 @@ app.add_typer(symbolic.app, name="symbolic")
 app.add_typer(conform.app, name="conform")
 app.add_typer(cos418.app, name="cos418")
 app.add_typer(pipeline.app, name="pipeline")
+app.add_typer(teeth.app, name="teeth")
 
 
 def main(argv: list[str] | None = None) -> int:

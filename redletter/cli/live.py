@@ -32,9 +32,17 @@ from redletter.cli.ui import err_console
 if TYPE_CHECKING:
     from redletter.manifest import ModelEntry
     from redletter.python_model.explore import ExploreProgress
+    from redletter.python_model.teeth.matrix import CellResult
     from redletter.tlc import Progress as TlcProgress
 
-__all__ = ["LiveCheck", "crosscheck_status", "explore_progress", "ingest_progress", "status"]
+__all__ = [
+    "LiveCheck",
+    "crosscheck_status",
+    "explore_progress",
+    "ingest_progress",
+    "status",
+    "teeth_progress",
+]
 
 
 def _progress(*columns: ProgressColumn, enabled: bool | None = None) -> Progress:
@@ -143,3 +151,26 @@ def ingest_progress(path: Path, *, enabled: bool | None = None) -> Iterator[Call
         task = progress.add_task(path.name, total=size)
         yield lambda n: progress.update(task, completed=min(n, size or n))
         progress.update(task, completed=size)
+
+
+@contextmanager
+def teeth_progress(total: int) -> Iterator[Callable[[CellResult], None]]:
+    """A bar over the cells of the teeth matrix; yields the per-result callback."""
+    progress = _progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    task = progress.add_task("teeth matrix", total=total)
+
+    def advance(r: CellResult) -> None:
+        progress.update(
+            task,
+            advance=1,
+            description=f"{r.engine} {r.cell.model} {r.cell.prop}: {r.outcome.value}",
+        )
+
+    with progress:
+        yield advance
