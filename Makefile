@@ -15,7 +15,7 @@ RL := $(BIN)/redletter
 MODEL ?=
 
 
-.PHONY: bench test-slow test-long go-node help venv tlc check check-large check-apalache test lint crosscheck clean distclean
+.PHONY: bench test-slow test-long go-node help venv tlc check check-large check-teeth check-apalache test lint crosscheck clean distclean
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -44,6 +44,9 @@ check: venv tlc ## Model-check the default suite against spec/manifest.json, the
 
 check-large: venv tlc ## Model-check the large suite (slow) against spec/manifest.json
 	$(RL) check --suite large
+
+check-teeth: venv tlc ## Check every must-fail model against every property, one TLC run per cell, and in the Python model (docs/teeth.md)
+	$(RL) teeth check --jobs 2
 
 check-apalache: venv ## Run Apalache on the default suite (needs apalache-mc on PATH, else exit 3)
 	@$(RL) apalache check --suite default

@@ -344,7 +344,9 @@ class CrosscheckResult:
     """The outcome of one cross-check; :attr:`exact` when nothing differs."""
 
     model: str
-    mode: str  #: "graph" (a passing model) or "violation" (a model that must fail)
+    #: "graph" (a passing model), "violation" (a model that must fail) or "pending" (a
+    #: liveness failure, which the Python model cannot judge without a liveness check)
+    mode: str
     distinct: int  #: the Python model's distinct states
     total: int  #: the Python model's generated states
     problems: tuple[str, ...]  #: count and verdict differences, in words
@@ -363,6 +365,8 @@ class CrosscheckResult:
         or ``MISMATCH``."""
         if not self.exact:
             return "MISMATCH"
+        if self.mode == "pending":
+            return "pending (needs the Python liveness check)"
         if self.mode == "violation":
             return f"same violation ({self.violated})"
         return f"exact ({self.distinct}/{self.total})"
@@ -372,6 +376,12 @@ def format_result(r: CrosscheckResult) -> list[str]:
     """The lines printed for a cross-check: the verdict, then every problem and the
     first differences with a shortest path each."""
     if r.exact:
+        if r.mode == "pending":
+            return [
+                f"{r.model}: cross-check pending: TLC reports a liveness failure and the "
+                "Python model, which checks safety only, finds no safety violation; the "
+                "liveness verdict needs the Python liveness check."
+            ]
         if r.mode == "violation":
             return [
                 f"{r.model}: cross-check exact: TLC and the Python model both report"
@@ -639,6 +649,15 @@ def compare_violation(
     problems: list[str] = []
     v = py.violation
     tlc_len = tlc_trace_length(tlc_result.trace)
+    if tlc_result.kind is ResultKind.LIVENESS_FAILURE and v is None:
+        return CrosscheckResult(
+            model=cfg.name,
+            mode="pending",
+            distinct=py.distinct,
+            total=py.total,
+            problems=(),
+            differences=(),
+        )
     if tlc_result.kind is not ResultKind.SAFETY_FAILURE:
         problems.append(f"TLC found no safety violation: {tlc_result.describe()}")
     if v is None:

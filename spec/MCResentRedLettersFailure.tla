@@ -9,11 +9,11 @@ EXTENDS ChandyLamportToken
 
 MCProc          == {"p1", "p2"}
 MCChan          == {<<"p1", "p2">>, <<"p2", "p1">>}
-MCTokens        == [p1 |-> 2, p2 |-> 0]
+MCTokens        == [p1 |-> 1, p2 |-> 0]
 MCSnap          == {1}
-MCStarters      == 1 :> {"p1", "p2"}
+MCStarters      == 1 :> {"p1"}
 MCSequential    == FALSE
-MCMaxAppActions == 3
+MCMaxAppActions == 2
 
 \* The bug (resent-red-letters): a red machine sends red letters again each
 \* time a red letter closes one of its input buffers.

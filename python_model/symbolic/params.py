@@ -72,7 +72,26 @@ if TYPE_CHECKING:
         MIXED_SNAPSHOTS = "mixed-snapshots"
 
 else:
-    Mutant = Enum("Mutant", _members(), module=__name__, qualname="Mutant")
+
+    class _Variants(Enum):
+        """A variant is looked up by its value or by any name the registry has for
+        its bug class (``Mutant("stop-at-first-red-letter")``)."""
+
+        @classmethod
+        def _missing_(cls, value: object) -> object:
+            from redletter.errors import InputError
+            from redletter.python_model import bugs
+
+            try:
+                wanted = bugs.get(str(value)).name
+            except InputError:
+                return None
+            for m in cls:
+                if m.value != "correct" and bugs.get(m.value).name == wanted:
+                    return m
+            return None
+
+    Mutant = _Variants("Mutant", _members(), module=__name__, qualname="Mutant")
     Mutant.__doc__ = (
         "The encoding's variants: the correct algorithm, and every bug class of the "
         "registry (python_model/bugs.py) whose step the encoding lets vary; each "

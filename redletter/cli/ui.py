@@ -137,10 +137,17 @@ def report_check_crosscheck(results: Sequence[CrosscheckResult]) -> None:
         spent = {
             k: sum(r.seconds.get(k, 0.0) for r in results) for k in ("explore", "parse", "compare")
         }
-        exact_n = sum(r.exact for r in results)
+        pending = [r.model for r in results if r.exact and r.mode == "pending"]
+        exact_n = sum(r.exact for r in results) - len(pending)
         info(
             f"Cross-check: {exact_n} of {len(results)} models agree with the Python model"
-            f" (Python side: explore {spent['explore']:.1f}s, DOT read {spent['parse']:.1f}s,"
+            + (
+                f", {len(pending)} pending (liveness failures, which need the Python "
+                f"liveness check: {', '.join(pending)})"
+                if pending
+                else ""
+            )
+            + f" (Python side: explore {spent['explore']:.1f}s, DOT read {spent['parse']:.1f}s,"
             f" compare {spent['compare']:.1f}s)."
         )
 
