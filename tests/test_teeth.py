@@ -18,19 +18,30 @@ from redletter.python_model import bugs
 from redletter.python_model.config import load_model
 from redletter.python_model.explore import explore
 from redletter.python_model.mutants import OVERRIDES, STEPS, make_steps
-from redletter.python_model.teeth.docs import teeth_matrix_section, teeth_page
+from redletter.python_model.teeth.docs import (
+    teeth_last_run_section,
+    teeth_matrix_section,
+    teeth_page,
+)
 from redletter.python_model.teeth.matrix import (
     PENDING_LIVENESS,
+    RECORD_NAME,
     Cell,
+    CellResult,
+    MatrixRun,
     Outcome,
     alone,
     cell_cfg,
     cells,
     check_teeth,
+    load_record,
+    merge_record,
     must_fail,
     python_cell,
     python_liveness,
+    record_problems,
     requirements,
+    run_record,
 )
 from redletter.python_model.teeth.properties import PROPERTY_NAMES
 from redletter.python_model.teeth.theorem import VARIANTS, check_theorem
@@ -342,12 +353,102 @@ def test_the_theorem_names_an_unknown_variant() -> None:
 
 
 def test_docs_teeth_md_is_current() -> None:
-    want = teeth_page(MANIFEST, SPEC)
+    want = teeth_page(MANIFEST, SPEC, load_record(ROOT / "docs" / RECORD_NAME))
     got = (ROOT / "docs" / "teeth.md").read_text(encoding="utf-8")
     assert got == want, (
         "docs/teeth.md is stale: run .venv/bin/python -m redletter.python_model.teeth.docs "
         "> docs/teeth.md"
     )
+
+
+def test_the_record_of_the_last_full_run_is_current() -> None:
+    """docs/teeth.md is generated from the last run of make check-teeth: when the
+    manifest's matrix changes, the matrix must be run again."""
+    record = load_record(ROOT / "docs" / RECORD_NAME)
+    assert record_problems(record, MANIFEST) == [], "run make check-teeth"
+    assert record is not None
+    for c in record["cells"]:
+        assert c["tlc"] == c["expected"], c
+        if c["python"] == "pending":
+            assert c["property"] == "SnapshotsComplete" and not HAS_LIVENESS, c
+        else:
+            assert c["python"] == c["expected"], c
+
+
+def test_a_stale_record_is_named_on_the_page() -> None:
+    run = MatrixRun(
+        ("tlc", "python"),
+        [
+            CellResult(c, e, c.expected)
+            for c in cells(MANIFEST)
+            if c.model != "MCResentRedLettersFailure"
+            for e in ("tlc", "python")
+        ],
+    )
+    record = run_record(run, MANIFEST, jobs=2)
+    assert record_problems(record, MANIFEST)[:1] == [
+        "MCResentRedLettersFailure TypeOK: the last run did not check it in tlc or python"
+    ]
+    text = teeth_last_run_section(record, MANIFEST)
+    assert text.splitlines()[2].startswith("**No current record**: the manifest's matrix")
+    assert (
+        "* MCResentRedLettersFailure OneRedLetterPerBuffer: the last run did not check it "
+        "in tlc or python"
+    ) in text.splitlines()
+    full = run_record(
+        MatrixRun(
+            ("tlc", "python"),
+            [CellResult(c, e, c.expected) for c in cells(MANIFEST) for e in ("tlc", "python")],
+        ),
+        MANIFEST,
+        jobs=2,
+    )
+    assert record_problems(full, MANIFEST) == []
+    assert (
+        f"* TLC: {len(cells(MANIFEST))} of {len(cells(MANIFEST))} cells as the manifest "
+        "says (one TLC run per cell, 2 at a time, 0 s summed over the cells); 0 otherwise; "
+        "0 pending."
+    ) in teeth_last_run_section(full, MANIFEST).splitlines()
+
+
+def test_write_docs_of_a_selection_needs_a_recorded_full_run(tmp_path: Path) -> None:
+    from redletter.cli import main
+
+    (tmp_path / "spec").symlink_to(SPEC)
+    argv = ["teeth", "check", "--write-docs", "--engine", "python", "--root", str(tmp_path)]
+    assert main(argv) == 5
+    assert not (tmp_path / "docs").exists()
+
+
+def test_a_rerun_cell_replaces_the_full_runs_outcome_and_is_named() -> None:
+    cell = next(c for c in cells(MANIFEST) if c.prop == "Lemma0ImpliesLemma1")
+    full = run_record(
+        MatrixRun(
+            ("tlc", "python"),
+            [
+                CellResult(c, e, Outcome.ERROR if (c, e) == (cell, "tlc") else c.expected)
+                for c in cells(MANIFEST)
+                for e in ("tlc", "python")
+            ],
+        ),
+        MANIFEST,
+        jobs=2,
+    )
+    merged = merge_record(full, MatrixRun(("tlc",), [CellResult(cell, "tlc", cell.expected)]))
+    assert record_problems(merged, MANIFEST) == []
+    assert merged["reruns"] == [
+        {
+            "model": cell.model,
+            "property": "Lemma0ImpliesLemma1",
+            "engine": "tlc",
+            "before": "error",
+            "after": cell.expected.value,
+        }
+    ]
+    assert (
+        f"* `{cell.model}` `Lemma0ImpliesLemma1` in TLC: error in the full run, "
+        f"{cell.expected.value} on its own"
+    ) in teeth_last_run_section(merged, MANIFEST).splitlines()
 
 
 def test_the_matrix_section_has_one_row_per_must_fail_model() -> None:

@@ -8,8 +8,11 @@ cell in TLC and the Python model to prove them), the registry of bug classes
 test: ``redletter lemmas``'s count of the pairs on which ``Lemma0``'s one witness
 fails while the snapshot state is still reachable (``MCNonFifoFailure``).
 
-``.venv/bin/python -m redletter.python_model.teeth.docs > docs/teeth.md`` rewrites the
-page; :func:`teeth_matrix_section` is the section ``docs/proofs.md`` embeds.
+``make check-teeth`` runs every cell and writes the record of that run
+(``docs/teeth-run.json``) and this page; ``.venv/bin/python -m
+redletter.python_model.teeth.docs > docs/teeth.md`` rewrites the page from the
+record.  :func:`teeth_matrix_section` is the section ``docs/proofs.md`` embeds, and
+:func:`teeth_last_run_section` what the last full run found.
 """
 
 from __future__ import annotations
@@ -17,17 +20,25 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from redletter.manifest import Manifest, ModelEntry, load_manifest
 from redletter.python_model import bugs
-from redletter.python_model.teeth.matrix import alone, must_fail
+from redletter.python_model.teeth.matrix import (
+    ENGINES,
+    RECORD_NAME,
+    alone,
+    load_record,
+    must_fail,
+    record_problems,
+)
 from redletter.python_model.teeth.properties import (
     ALONE_PREMISES,
     PROPERTIES,
     PROPERTY_NAMES,
 )
 
-__all__ = ["main", "teeth_matrix_section", "teeth_page"]
+__all__ = ["main", "teeth_last_run_section", "teeth_matrix_section", "teeth_page"]
 
 VIOLATED = "\u2717"  # ✗
 ALONE = "\u2717\u2080"  # ✗₀: violated with Lemma0 and StableLemma0 holding
@@ -94,6 +105,78 @@ def teeth_matrix_section(manifest: Manifest, *, heading: str = "##") -> str:
     return "\n".join(out)
 
 
+_ENGINE_NAME = {"tlc": "TLC", "python": "the Python model"}
+
+
+def teeth_last_run_section(record: dict[str, Any] | None, manifest: Manifest) -> str:
+    """What the last full run of ``make check-teeth`` found, from its record
+    (``docs/teeth-run.json``): per engine, how many cells it decided as the manifest
+    says, which it decided otherwise and which are pending, and why."""
+    out = ["## The last full run", ""]
+    stale = record_problems(record, manifest)
+    if record is None or stale:
+        out += [
+            "**No current record**: the manifest's matrix has changed since the last "
+            "full run of `make check-teeth` (or it never ran); this page shows what the "
+            "manifest expects, not what was checked:",
+            "",
+            *(f"* {line}" for line in stale),
+            "",
+        ]
+        return "\n".join(out)
+    rows = record["cells"]
+    out.append(
+        f"`make check-teeth` ran every one of the {len(rows)} cells once per engine "
+        f"(wall time {record['wallSeconds']:,} s on the shared 2-core machine, measured "
+        "under load).  Per engine:"
+    )
+    out.append("")
+    for e in ENGINES:
+        info = record["engines"].get(e, {})
+        said = [(c, c.get(e)) for c in rows]
+        same = sum(1 for c, got in said if got == c["expected"])
+        pending = [c for c, got in said if got == "pending"]
+        other = [c for c, got in said if got not in (c["expected"], "pending")]
+        name = _ENGINE_NAME[e][0].upper() + _ENGINE_NAME[e][1:]
+        line = f"* {name}: {same} of {len(rows)} cells as the manifest says"
+        if e == "tlc" and "jobs" in info:
+            line += (
+                f" (one TLC run per cell, {info['jobs']} at a time, "
+                f"{info['cpuSeconds']:,} s summed over the cells)"
+            )
+        elif "cpuSeconds" in info:
+            line += f" ({info['cpuSeconds']:,} s summed over the cells)"
+        line += f"; {len(other)} otherwise; {len(pending)} pending"
+        if pending:
+            props = sorted({c["property"] for c in pending})
+            line += (
+                " (needs the Python liveness check: the "
+                + ", ".join(f"`{p}`" for p in props)
+                + " cells, which are never counted as a pass)"
+            )
+        out.append(line + ".")
+        for c in other:
+            out.append(
+                f"  * **{c['model']} `{c['property']}`**: the manifest says "
+                f"{c['expected']}, {_ENGINE_NAME[e]} says {c.get(e, 'nothing')}"
+            )
+    reruns = record.get("reruns", [])
+    if reruns:
+        out.append("")
+        out.append(
+            "Cells run again on their own after the full run (`redletter teeth check "
+            "--write-docs --model M --property P`), with what the full run had said:"
+        )
+        out.append("")
+        for x in reruns:
+            out.append(
+                f"* `{x['model']}` `{x['property']}` in {_ENGINE_NAME[x['engine']]}: "
+                f"{x['before']} in the full run, {x['after']} on its own"
+            )
+    out.append("")
+    return "\n".join(out)
+
+
 def _properties_table() -> list[str]:
     out = [
         "| property | checked as | EWD 864's statement it expresses | what it checks |",
@@ -153,8 +236,9 @@ def _one_witness(spec_dir: Path) -> list[str]:
     ]
 
 
-def teeth_page(manifest: Manifest, spec_dir: Path) -> str:
-    """The whole of ``docs/teeth.md``."""
+def teeth_page(manifest: Manifest, spec_dir: Path, record: dict[str, Any] | None = None) -> str:
+    """The whole of ``docs/teeth.md`` (``record``: the last full run's, see
+    :func:`~redletter.python_model.teeth.matrix.run_record`)."""
     rows = must_fail(manifest)
     out: list[str] = [
         "# Every property has teeth",
@@ -175,6 +259,7 @@ def teeth_page(manifest: Manifest, spec_dir: Path) -> str:
         *_properties_table(),
         "",
         teeth_matrix_section(manifest),
+        teeth_last_run_section(record, manifest),
         "## Lemma 0 implies Lemma 1, unless the application is disturbed",
         "",
         "For bugs in colouring, recording and red-letter handling over FIFO buffers, "
@@ -231,7 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else list(argv)
     proj = find_project(Path(args[0]) if args else None)
-    page = teeth_page(load_manifest(proj.manifest_path), proj.spec_dir)
+    record = load_record(proj.root / "docs" / RECORD_NAME)
+    page = teeth_page(load_manifest(proj.manifest_path), proj.spec_dir, record)
     sys.stdout.write(page)
     return 0
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import re
 import shutil
 import time
@@ -50,6 +51,8 @@ from redletter.toolchain import require_java, require_tlc_jar
 
 __all__ = [
     "ENGINES",
+    "PENDING_LIVENESS",
+    "RECORD_NAME",
     "Cell",
     "CellResult",
     "MatrixRun",
@@ -59,10 +62,14 @@ __all__ = [
     "cells",
     "check_teeth",
     "is_chandy_lamport",
+    "load_record",
+    "merge_record",
     "must_fail",
     "python_cell",
     "python_liveness",
+    "record_problems",
     "requirements",
+    "run_record",
     "tlc_cell",
 ]
 
@@ -447,3 +454,117 @@ def check_teeth(
                     done(r)
     run.seconds = time.perf_counter() - start
     return run
+
+
+# --------------------------------------------------------------------------- the record
+
+#: Where ``make check-teeth`` keeps the outcome of its last full run (docs/teeth.md
+#: is generated from it and from the manifest).
+RECORD_NAME = "teeth-run.json"
+
+
+def run_record(run: MatrixRun, manifest: Manifest, *, jobs: int) -> dict[str, Any]:
+    """The outcome of a full run of the matrix, as ``docs/teeth-run.json`` keeps it:
+    every cell with what the manifest expects and what each engine said."""
+    by_cell: dict[tuple[str, str], dict[str, str]] = {}
+    for r in run.results:
+        by_cell.setdefault((r.cell.model, r.cell.prop), {})[r.engine] = r.outcome.value
+    seconds = {e: sum(r.seconds for r in run.of(e)) for e in run.engines}
+    return {
+        "generatedBy": "redletter teeth check --write-docs (make check-teeth)",
+        "engines": {
+            e: {
+                "cells": len(run.of(e)),
+                "cpuSeconds": round(seconds[e]),
+                **({"jobs": jobs} if e == "tlc" else {}),
+            }
+            for e in run.engines
+        },
+        "wallSeconds": round(run.seconds),
+        "cells": [
+            {
+                "model": c.model,
+                "property": c.prop,
+                "expected": c.expected.value,
+                **by_cell.get((c.model, c.prop), {}),
+            }
+            for c in cells(manifest)
+        ],
+    }
+
+
+def merge_record(record: dict[str, Any], run: MatrixRun) -> dict[str, Any]:
+    """The record of a full run with some cells run again on their own (a cell whose
+    run broke, say): their new outcomes replace the old, and ``reruns`` says which
+    cells were rerun, in which engine, and what the full run had said."""
+    out = json.loads(json.dumps(record))
+    by_cell = {(c["model"], c["property"]): c for c in out["cells"]}
+    reruns: list[dict[str, str]] = out.setdefault("reruns", [])
+    for r in run.results:
+        c = by_cell.get((r.cell.model, r.cell.prop))
+        if c is None:
+            raise InputError(
+                f"{r.cell.model} {r.cell.prop}: not a cell of the recorded run; run the "
+                "whole matrix (make check-teeth)",
+                code="RL-INPUT-USAGE",
+            )
+        reruns.append(
+            {
+                "model": r.cell.model,
+                "property": r.cell.prop,
+                "engine": r.engine,
+                "before": c.get(r.engine, "nothing"),
+                "after": r.outcome.value,
+            }
+        )
+        c[r.engine] = r.outcome.value
+    return dict(out)
+
+
+def load_record(path: Path) -> dict[str, Any] | None:
+    """The record of the last full run, or ``None`` when there is none."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError(
+            f"{path}: cannot read the teeth record ({e}); rerun make check-teeth",
+            code="RL-INPUT-USAGE",
+        ) from e
+    if not isinstance(data, dict):
+        raise InputError(
+            f"{path}: the teeth record is not a JSON object; rerun make check-teeth",
+            code="RL-INPUT-USAGE",
+        )
+    return data
+
+
+def record_problems(record: dict[str, Any] | None, manifest: Manifest) -> list[str]:
+    """Where the record of the last full run no longer describes the manifest's
+    matrix (a cell added, removed or expected otherwise since), one line each."""
+    if record is None:
+        return ["there is no record of a full run: run make check-teeth"]
+    want = {(c.model, c.prop): c.expected.value for c in cells(manifest)}
+    got = {(c["model"], c["property"]): c["expected"] for c in record.get("cells", [])}
+    problems = [
+        f"{m} {p}: the manifest expects {want[(m, p)]}, the last run checked "
+        + (f"for {got[(m, p)]}" if (m, p) in got else "nothing")
+        for (m, p) in want
+        if got.get((m, p)) != want[(m, p)]
+    ]
+    problems += [
+        f"{m} {p}: the last run checked a cell the manifest no longer has"
+        for m, p in got
+        if (m, p) not in want
+    ]
+    engines = record.get("engines", {})
+    problems += [f"the last run did not use {e}" for e in ENGINES if e not in engines]
+    for c in record.get("cells", []):
+        missing = [e for e in ENGINES if e in engines and e not in c]
+        if missing and (c["model"], c["property"]) in want:
+            problems.append(
+                f"{c['model']} {c['property']}: the last run did not check it in "
+                + " or ".join(missing)
+            )
+    return problems

@@ -5,7 +5,9 @@
   Python model, against ``violates``/``satisfies`` in spec/manifest.json; exit 0
   when every cell is decided as the manifest says, 1 on a mismatch (or a manifest
   that leaves a property without teeth), 2 when cells are pending (the Python
-  liveness check is not installed), never a pass for a cell nobody decided.
+  liveness check is not installed), never a pass for a cell nobody decided;
+  ``--write-docs`` (``make check-teeth``) keeps the run's record in
+  docs/teeth-run.json and regenerates docs/teeth.md from it.
 - ``teeth theorem [--topology T] [--machines N] [--length L]``: z3 on "Lemma 0
   implies Lemma 1 when the application is undisturbed", for every application and
   every colouring on runs up to L actions, and without each hypothesis in turn.
@@ -46,15 +48,36 @@ def check_cmd(
     ] = None,
     jobs: Annotated[int, typer.Option(help="TLC cells run at a time.")] = 1,
     workers: Annotated[int, typer.Option(help="TLC worker threads per cell.")] = 1,
+    write_docs: Annotated[
+        bool,
+        typer.Option(
+            "--write-docs",
+            help="Write the run's record (docs/teeth-run.json) and docs/teeth.md; with "
+            "--model/--property/--engine, update the cells of the recorded full run.",
+        ),
+    ] = False,
     root: RootOption = None,
 ) -> None:
     """Check every must-fail model against every property, one run per cell.
 
     Each (model, property) cell runs in TLC and in the Python model and must be what
     spec/manifest.json says (violates / satisfies)."""
+    import json
+
     from redletter.check import load_project_manifest
     from redletter.cli.live import teeth_progress
-    from redletter.python_model.teeth.matrix import ENGINES, cells, check_teeth, requirements
+    from redletter.errors import InputError
+    from redletter.python_model.teeth.docs import teeth_page
+    from redletter.python_model.teeth.matrix import (
+        ENGINES,
+        RECORD_NAME,
+        cells,
+        check_teeth,
+        load_record,
+        merge_record,
+        requirements,
+        run_record,
+    )
 
     at_least("--jobs", jobs, 1)
     at_least("--workers", workers, 1)
@@ -62,6 +85,16 @@ def check_cmd(
     manifest = load_project_manifest(proj)
     problems = requirements(manifest, proj.spec_dir)
     engines = tuple(engine) if engine else ENGINES
+    record_path = proj.root / "docs" / RECORD_NAME
+    previous = load_record(record_path)
+    partial = bool(model or prop or set(engines) != set(ENGINES))
+    if write_docs and partial and previous is None:
+        raise InputError(
+            "--write-docs with --model, --property or --engine updates the record of a "
+            f"run of the whole matrix, and there is none ({record_path}); drop them "
+            "(make check-teeth runs it all)",
+            code="RL-INPUT-USAGE",
+        )
     todo = cells(manifest, model or (), prop or ())
     with teeth_progress(len(todo) * len(set(engines))) as advance:
         run = check_teeth(
@@ -75,6 +108,18 @@ def check_cmd(
             on_result=advance,
         )
     ui.report_teeth(run, manifest, problems)
+    if write_docs:
+        docs = proj.root / "docs"
+        docs.mkdir(exist_ok=True)
+        if partial and previous is not None:
+            record = merge_record(previous, run)
+        else:
+            record = run_record(run, manifest, jobs=jobs)
+        (docs / RECORD_NAME).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        (docs / "teeth.md").write_text(
+            teeth_page(manifest, proj.spec_dir, record), encoding="utf-8"
+        )
+        ui.info(f"Wrote {docs / RECORD_NAME} and {docs / 'teeth.md'}.")
     if problems or run.mismatches:
         done(Exit.FAIL)
     done(Exit.UNKNOWN if run.pending else Exit.OK)
