@@ -20,7 +20,7 @@ FLINK_VENV := .venv-flink
 FLINK_STAMP := $(FLINK_VENV)/.lock-stamp
 FLINK_RUNS ?= 5
 
-.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc flink flink-results check check-large check-apalache test lint crosscheck clean distclean
+.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc flink flink-results check check-large check-teeth check-apalache test lint crosscheck clean distclean
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -62,6 +62,9 @@ check: venv tlc ## Model-check the default suite against spec/manifest.json, the
 
 check-large: venv tlc ## Model-check the large suite (slow) against spec/manifest.json
 	$(RL) check --suite large
+
+check-teeth: venv tlc ## Check every must-fail model against every property (one TLC run per cell, and the Python model), write docs/teeth-run.json and docs/teeth.md; exit 2 while cells are pending
+	$(RL) teeth check --jobs 2 --write-docs
 
 check-apalache: venv ## Run Apalache on the default suite (needs apalache-mc on PATH, else exit 3)
 	@$(RL) apalache check --suite default
@@ -128,7 +131,7 @@ $(GO_NODE): venv conformance/nodes/go/main.go conformance/nodes/go/go.mod
 	cd conformance/nodes/go && GOTOOLCHAIN=local CGO_ENABLED=0 ../../../$(BIN)/go build -trimpath -o ../../../$@ .
 
 clean: ## Remove TLC state queues and logs, caches and build leftovers (keeps .venv and the jar)
-	rm -rf .cache/tlc-states .cache/tlc-logs .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
+	rm -rf .cache/tlc-states .cache/tlc-logs .cache/tlc-tmp .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info
 	find . -name __pycache__ -type d -not -path './.venv/*' -prune -exec rm -rf {} +
 
 distclean: clean ## Also remove .venv, .venv-flink and .cache (everything make downloads)

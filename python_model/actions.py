@@ -3,8 +3,10 @@
 Public functions take machines by name (``"p1"``), buffers as ``(src, dst)`` pairs and
 snapshots by id, return the successor :class:`~redletter.python_model.state.State` or ``None``
 when the action is disabled, and never mutate anything.  The overridable steps
-(Deliverable, Enqueue, RedLettersOut, Recording, TurnsRed) come from ``cfg.steps``
-(see :mod:`redletter.python_model.mutants`).
+(Deliverable, Enqueue, RedLettersOut, RedLettersAgain, Recording, RecordMessage,
+RedLetterRecord, RecordingConsumes, TurnsRed) come from ``cfg.steps`` (see
+:mod:`redletter.python_model.mutants`).  SendApp and InternalEvent carry the guard
+``AppBudgetLeft`` (:func:`app_budget_left`), the bound in the guards.
 
 :func:`successors` enumerates the bindings in the structure of the spec's ``Next``::
 
@@ -40,6 +42,7 @@ __all__ = [
     "ActionDisabled",
     "Params",
     "app_action_bound",
+    "app_budget_left",
     "app_state",
     "fast_successors",
     "init_states",
@@ -90,6 +93,17 @@ def app_action_bound(cfg: ModelConfig, s: State) -> bool:
     mx = cfg.max_app_actions
     for w, r in zip(s.white_acts, s.red_acts, strict=True):  # noqa: SIM110 (hot path)
         if len(w) + len(r) > mx:
+            return False
+    return True
+
+
+def app_budget_left(cfg: ModelConfig, s: State) -> bool:
+    """``AppBudgetLeft == \\A k \\in Snap : InProgress(k) => Len(whiteActs[k]) +
+    Len(redActs[k]) < MaxAppActions`` (the guard of SendApp and InternalEvent)."""
+    mx = cfg.max_app_actions
+    s0, sf, w, r = s.s0, s.sf, s.white_acts, s.red_acts
+    for k in range(len(s0)):
+        if s0[k] is not None and sf[k] is None and len(w[k]) + len(r[k]) >= mx:
             return False
     return True
 
@@ -176,11 +190,26 @@ def _receive_app(cfg: ModelConfig, s: State, c: int, i: int, m: int) -> State:
     local, buf = s.local, s.buf
     bc = buf[c]
     rec_buf = s.rec_buf
-    recording = cfg.steps.recording
+    steps = cfg.steps
+    recording, record = steps.recording, steps.record_message
     for k in range(len(rec_buf)):
         if recording(cfg, s, k, p, c):
             rb = rec_buf[k]
-            rec_buf = (*rec_buf[:k], (*rb[:c], (*rb[c], m), *rb[c + 1 :]), *rec_buf[k + 1 :])
+            rb_c = record(cfg, s, k, c, rb[c], m)
+            rec_buf = (*rec_buf[:k], (*rb[:c], rb_c, *rb[c + 1 :]), *rec_buf[k + 1 :])
+    if steps.recording_consumes(cfg, s, p, c):  # the message never reaches the application
+        return State(
+            local,
+            (*buf[:c], (*bc[: i - 1], *bc[i:]), *buf[c + 1 :]),
+            s.red,
+            s.red_buf,
+            s.rec_machine,
+            rec_buf,
+            s.s0,
+            s.sf,
+            s.white_acts,
+            s.red_acts,
+        )
     w, r = _record_act(s, p, (ACT_RECEIVE, p, q, m))
     return State(
         (*local[:p], cfg.app.after_receive(p, q, m, local[p]), *local[p + 1 :]),
@@ -197,20 +226,21 @@ def _receive_app(cfg: ModelConfig, s: State, c: int, i: int, m: int) -> State:
 
 
 def _turn_red(
-    cfg: ModelConfig, s: State, p: int, k: int, b: tuple[tuple[int, ...], ...]
+    cfg: ModelConfig, s: State, p: int, k: int, b: tuple[tuple[int, ...], ...], frm: int
 ) -> tuple[
     tuple[int, ...],
     tuple[tuple[Local | None, ...], ...],
     tuple[tuple[int, ...], ...],
     tuple[GState | None, ...],
 ]:
-    """``TurnRed(p, k, b)``: the new red, recMachine, buf and S0."""
+    """``TurnRed(p, k, b, from)``: the new red, recMachine, buf and S0 (``frm``: the
+    buffer the red letter came from, -1 for a starter)."""
     red = (*s.red[:k], s.red[k] | 1 << p, *s.red[k + 1 :])
     rm = s.rec_machine[k]
     if rm[p] is None:  # recMachine[k] @@ (p :> local[p]): an existing entry wins
         rm = (*rm[:p], s.local[p], *rm[p + 1 :])
     rec_machine = (*s.rec_machine[:k], rm, *s.rec_machine[k + 1 :])
-    out = cfg.steps.red_letters_out(cfg, s, p, k)
+    out = cfg.steps.red_letters_out(cfg, s, p, k, frm)
     letter = -cfg.snaps[k]
     buf = tuple((*bc, letter) if out >> c & 1 else bc for c, bc in enumerate(b)) if out else b
     s0 = s.s0 if s.s0[k] is not None else (*s.s0[:k], app_state(s), *s.s0[k + 1 :])
@@ -227,10 +257,20 @@ def _receive_red_letter(cfg: ModelConfig, s: State, c: int, i: int, kid: int) ->
     turns = cfg.steps.turns_red(cfg, s, c, k)
     bit = 1 << c
     red_buf = tuple(rb | bit if turns >> j & 1 else rb for j, rb in enumerate(s.red_buf))
+    steps = cfg.steps
     if s.red[k] >> p & 1:
         red, rec_machine, buf, s0 = s.red, s.rec_machine, b, s.s0
+        again = steps.red_letters_again(cfg, s, p, k, c)
+        if again:
+            letter = -kid
+            buf = tuple((*bc2, letter) if again >> d & 1 else bc2 for d, bc2 in enumerate(b))
     else:
-        red, rec_machine, buf, s0 = _turn_red(cfg, s, p, k, b)
+        red, rec_machine, buf, s0 = _turn_red(cfg, s, p, k, b, c)
+    rec_buf = s.rec_buf
+    extra = steps.red_letter_record(cfg, s, k, p, c)
+    if extra:
+        rk = rec_buf[k]
+        rec_buf = (*rec_buf[:k], (*rk[:c], (*rk[c], *extra), *rk[c + 1 :]), *rec_buf[k + 1 :])
     sf = s.sf
     allc = cfg.all_chans
     g: GState | None = None
@@ -239,9 +279,7 @@ def _receive_red_letter(cfg: ModelConfig, s: State, c: int, i: int, kid: int) ->
             if g is None:
                 g = app_state(s)
             sf = (*sf[:j], g, *sf[j + 1 :])
-    return State(
-        s.local, buf, red, red_buf, rec_machine, s.rec_buf, s0, sf, s.white_acts, s.red_acts
-    )
+    return State(s.local, buf, red, red_buf, rec_machine, rec_buf, s0, sf, s.white_acts, s.red_acts)
 
 
 def _start_enabled(cfg: ModelConfig, s: State, p: int, k: int) -> str | None:
@@ -261,7 +299,7 @@ def _start_enabled(cfg: ModelConfig, s: State, p: int, k: int) -> str | None:
 
 
 def _start_snapshot(cfg: ModelConfig, s: State, p: int, k: int) -> State:
-    red, rec_machine, buf, s0 = _turn_red(cfg, s, p, k, s.buf)
+    red, rec_machine, buf, s0 = _turn_red(cfg, s, p, k, s.buf, -1)
     return State(
         s.local, buf, red, s.red_buf, rec_machine, s.rec_buf, s0, s.sf, s.white_acts, s.red_acts
     )
@@ -281,20 +319,22 @@ def fast_successors(cfg: ModelConfig, s: State) -> Iterator[tuple[int, RawParams
     buf = s.buf
     src, dst = cfg.chan_src, cfg.chan_dst
     nc = len(buf)
-    for c in range(nc):
-        p = src[c]
-        for m in app.sendable(p, dst[c], local[p]):
-            yield SEND_APP, (c, m), _send_app(cfg, s, c, m)
-    for p in range(len(local)):
-        for e in app.events(p, local[p]):
-            yield INTERNAL_EVENT, (p, e), _internal_event(cfg, s, p, e)
+    budget = app_budget_left(cfg, s)
+    if budget:
+        for c in range(nc):
+            p = src[c]
+            for m in app.sendable(p, dst[c], local[p]):
+                yield SEND_APP, (c, m), _send_app(cfg, s, c, m)
+        for p in range(len(local)):
+            for e in app.events(p, local[p]):
+                yield INTERNAL_EVENT, (p, e), _internal_event(cfg, s, p, e)
     deliverable = steps.deliverable
     for c in range(nc):
         bc = buf[c]
         if not bc:
             continue
         p = dst[c]
-        for i in deliverable(s, c):
+        for i in deliverable(cfg, s, c):
             m = bc[i - 1]
             if m >= 0 and app.can_receive(p, src[c], m, local[p]):
                 yield RECEIVE_APP, (c, i), _receive_app(cfg, s, c, i, m)
@@ -302,7 +342,7 @@ def fast_successors(cfg: ModelConfig, s: State) -> Iterator[tuple[int, RawParams
         bc = buf[c]
         if not bc:
             continue
-        for i in deliverable(s, c):
+        for i in deliverable(cfg, s, c):
             m = bc[i - 1]
             if m < 0:
                 yield RECEIVE_RED_LETTER, (c, i), _receive_red_letter(cfg, s, c, i, -m)
@@ -352,8 +392,15 @@ def _snap(cfg: ModelConfig, k: int) -> int:
     return cfg.snap_index[k]
 
 
+_NO_BUDGET = (
+    "~AppBudgetLeft (MaxAppActions application actions have happened in a snapshot in progress)"
+)
+
+
 def _why_send(cfg: ModelConfig, s: State, c: int, m: int) -> str | None:
     p, q = cfg.chan_src[c], cfg.chan_dst[c]
+    if not app_budget_left(cfg, s):
+        return _NO_BUDGET
     if m in cfg.app.sendable(p, q, s.local[p]):
         return None
     return f"m \\notin AppSendable(p, q, local[p]) (m = {m}, local[p] = {s.local[p]!r})"
@@ -362,12 +409,14 @@ def _why_send(cfg: ModelConfig, s: State, c: int, m: int) -> str | None:
 def send_app(cfg: ModelConfig, s: State, c: Sequence[str], m: int) -> State | None:
     """``SendApp(c)`` with ``\\E m \\in AppSendable(p, q, local[p])`` bound to ``m``.
 
-    Guard: ``m \\in AppSendable(Src(c), Dst(c), local[Src(c)])``."""
+    Guard: ``AppBudgetLeft /\\ m \\in AppSendable(Src(c), Dst(c), local[Src(c)])``."""
     ci = _chan(cfg, c)
     return None if _why_send(cfg, s, ci, m) else _send_app(cfg, s, ci, m)
 
 
 def _why_internal(cfg: ModelConfig, s: State, p: int, e: int) -> str | None:
+    if not app_budget_left(cfg, s):
+        return _NO_BUDGET
     if e in cfg.app.events(p, s.local[p]):
         return None
     return f"e \\notin AppEvents(p, local[p]) (e = {e}, local[p] = {s.local[p]!r})"
@@ -376,13 +425,13 @@ def _why_internal(cfg: ModelConfig, s: State, p: int, e: int) -> str | None:
 def internal_event(cfg: ModelConfig, s: State, p: str, e: int) -> State | None:
     """``InternalEvent(p)`` with ``\\E e \\in AppEvents(p, local[p])`` bound to ``e``.
 
-    Guard: ``e \\in AppEvents(p, local[p])``."""
+    Guard: ``AppBudgetLeft /\\ e \\in AppEvents(p, local[p])``."""
     pi = _proc(cfg, p)
     return None if _why_internal(cfg, s, pi, e) else _internal_event(cfg, s, pi, e)
 
 
 def _why_receive(cfg: ModelConfig, s: State, c: int, i: int, red: bool) -> str | None:
-    if i not in cfg.steps.deliverable(s, c):
+    if i not in cfg.steps.deliverable(cfg, s, c):
         return f"i \\notin Deliverable(c) (i = {i}, Len(buf[c]) = {len(s.buf[c])})"
     m = s.buf[c][i - 1]
     if red:

@@ -298,7 +298,10 @@ class HistoryApp(App):
         return self.inv_on(g, self.chan_pairs)
 
     def stable(self, g: GState) -> bool:
+        """Terminated(g): every script has run to its end and no message is in flight."""
         loc = cast(tuple[tuple[str, ...], ...], g[0])
+        if any(g[1]):
+            return False
         return all(len(loc[p]) == len(self.script[p]) for p in range(len(self.script)))
 
     def in_local_states(self, s: Local) -> bool:

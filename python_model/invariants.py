@@ -1,10 +1,12 @@
 """The invariants and the action property of ChandyLamport.tla, by the spec's names.
 
 State predicates ``(cfg, s) -> bool``: :func:`type_ok` (TypeOK),
-:func:`red_letter_invariant` (RedLetterInvariant), :func:`lemma0`, :func:`lemma1`,
+:func:`red_letter_invariant` (RedLetterInvariant), :func:`one_red_letter_per_buffer`
+(OneRedLetterPerBuffer), :func:`lemma0`, :func:`lemma1`, :func:`lemma0_implies_lemma1`,
 :func:`stable_lemma0`, :func:`stable_lemma1`, :func:`stable_detection`,
-:func:`snapshot_satisfies_app_inv`; the action property :func:`shadow_lemma0`
-``(cfg, s, t) -> bool`` (ShadowLemma0's ``\\A k \\in Snap : ShadowStep(k)``).
+:func:`snapshot_satisfies_app_inv`; the action properties :func:`shadow_lemma0`
+``(cfg, s, t) -> bool`` (ShadowLemma0's ``\\A k \\in Snap : ShadowStep(k)``) and
+:func:`no_interference` (NoInterference's ``AppStep``).
 :data:`INVARIANTS` maps the TLA+ names to them.  Helpers: :func:`replay` (Replay),
 :func:`act_enabled` / :func:`act_result`, :func:`snapshot` (Snapshot), :func:`shadow0`
 (Shadow0) and :func:`app_state` (AppState).  Snapshots are *indices* into
@@ -46,9 +48,13 @@ __all__ = [
     "Checker",
     "act_enabled",
     "act_result",
+    "app_actions",
     "app_state",
     "lemma0",
+    "lemma0_implies_lemma1",
     "lemma1",
+    "no_interference",
+    "one_red_letter_per_buffer",
     "red_letter_invariant",
     "replay",
     "shadow0",
@@ -199,6 +205,19 @@ def red_letter_invariant(cfg: ModelConfig, s: State) -> bool:
     return True
 
 
+def one_red_letter_per_buffer(cfg: ModelConfig, s: State) -> bool:
+    """``OneRedLetterPerBuffer``: per snapshot, the red letters of k in a buffer plus
+    one if the buffer is red equal one if its source is red, else zero."""
+    for k, red in enumerate(s.red):
+        letter = -cfg.snaps[k]
+        red_buf = s.red_buf[k]
+        for c, b in enumerate(s.buf):
+            want = red >> cfg.chan_src[c] & 1
+            if b.count(letter) + (red_buf >> c & 1) != want:
+                return False
+    return True
+
+
 def _complete(s: State) -> list[int]:
     return [k for k, g in enumerate(s.sf) if g is not None]
 
@@ -214,6 +233,10 @@ def _lemma0_k(cfg: ModelConfig, s: State, k: int) -> bool:
 def _lemma1_k(cfg: ModelConfig, s: State, k: int) -> bool:
     ok, g = replay(cfg, snapshot(s, k), s.red_acts[k])
     return ok and g == s.sf[k]
+
+
+def _lemma0_implies_lemma1_k(cfg: ModelConfig, s: State, k: int) -> bool:
+    return not _lemma0_k(cfg, s, k) or _lemma1_k(cfg, s, k)
 
 
 def _s0(s: State, k: int) -> GState:
@@ -248,6 +271,7 @@ def _app_inv_k(cfg: ModelConfig, s: State, k: int) -> bool:
 _PER_K: Final[Mapping[str, Callable[[ModelConfig, State, int], bool]]] = {
     "Lemma0": _lemma0_k,
     "Lemma1": _lemma1_k,
+    "Lemma0ImpliesLemma1": _lemma0_implies_lemma1_k,
     "StableLemma0": _stable_lemma0_k,
     "StableLemma1": _stable_lemma1_k,
     "SnapshotSatisfiesAppInv": _app_inv_k,
@@ -263,6 +287,11 @@ def lemma0(cfg: ModelConfig, s: State) -> bool:
 def lemma1(cfg: ModelConfig, s: State) -> bool:
     """``Lemma1``: replaying redActs[k] from Snapshot(k) works and ends in Sf[k]."""
     return all(_lemma1_k(cfg, s, k) for k in _complete(s))
+
+
+def lemma0_implies_lemma1(cfg: ModelConfig, s: State) -> bool:
+    """``Lemma0ImpliesLemma1``: Lemma0Holds(k) => Lemma1Holds(k) for every completed k."""
+    return all(_lemma0_implies_lemma1_k(cfg, s, k) for k in _complete(s))
 
 
 def stable_lemma0(cfg: ModelConfig, s: State) -> bool:
@@ -290,8 +319,10 @@ def snapshot_satisfies_app_inv(cfg: ModelConfig, s: State) -> bool:
 INVARIANTS: Final[Mapping[str, Callable[[ModelConfig, State], bool]]] = {
     "TypeOK": type_ok,
     "RedLetterInvariant": red_letter_invariant,
+    "OneRedLetterPerBuffer": one_red_letter_per_buffer,
     "Lemma0": lemma0,
     "Lemma1": lemma1,
+    "Lemma0ImpliesLemma1": lemma0_implies_lemma1,
     "StableLemma0": stable_lemma0,
     "StableLemma1": stable_lemma1,
     "StableDetection": stable_detection,
@@ -323,8 +354,35 @@ def shadow_lemma0(cfg: ModelConfig, s: State, t: State) -> bool:
     return all(_shadow_step(cfg, s, t, k, None) for k in range(len(cfg.snaps)))
 
 
+def app_actions(cfg: ModelConfig, g: GState) -> list[Act]:
+    """``AppActions(g)``: every action the application alone could take in g (before
+    ActEnabled: a receipt is offered for every non-empty buffer)."""
+    app = cfg.app
+    loc, bufs = g
+    out: list[Act] = []
+    for c in range(len(cfg.chans)):
+        p, q = cfg.chan_src[c], cfg.chan_dst[c]
+        out += [(ACT_SEND, p, q, m) for m in app.sendable(p, q, _local_of(cfg, g, p))]
+    for p in range(len(loc)):
+        out += [(ACT_INTERNAL, p, p, e) for e in app.events(p, _local_of(cfg, g, p))]
+    for c, b in enumerate(bufs):
+        if b:
+            out.append((ACT_RECEIVE, cfg.chan_dst[c], cfg.chan_src[c], b[0]))
+    return out
+
+
+def no_interference(cfg: ModelConfig, s: State, t: State) -> bool:
+    """``NoInterference``'s ``AppStep`` on the step s -> t: AppState is unchanged, or
+    changed by exactly one action the application alone could take."""
+    g, h = app_state(s), app_state(t)
+    if g == h:
+        return True
+    return any(act_enabled(cfg, g, a) and act_result(cfg, g, a) == h for a in app_actions(cfg, g))
+
+
 PROPERTIES: Final[Mapping[str, Callable[[ModelConfig, State, State], bool]]] = {
     "ShadowLemma0": shadow_lemma0,
+    "NoInterference": no_interference,
 }
 
 
@@ -341,7 +399,11 @@ class Checker:
         self._per_k: dict[tuple[object, ...], dict[str, bool]] = {}
         self._shadow_src: State | None = None
         self._shadow_cache: dict[int, GState] = {}
-        self._cheap = {"TypeOK": type_ok, "RedLetterInvariant": red_letter_invariant}
+        self._cheap = {
+            "TypeOK": type_ok,
+            "RedLetterInvariant": red_letter_invariant,
+            "OneRedLetterPerBuffer": one_red_letter_per_buffer,
+        }
 
     def _k(self, s: State, k: int, name: str) -> bool:
         key = (

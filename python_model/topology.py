@@ -145,6 +145,7 @@ def build_config(
     max_app_actions: int = 2,
     overrides: Mapping[str, str] | None = None,
     name: str | None = None,
+    constraint: bool = True,
 ) -> ModelConfig:
     """A model over ``topology`` as :func:`~redletter.python_model.config.load_model` builds one.
 
@@ -153,8 +154,9 @@ def build_config(
     ``budget``).  ``starters`` maps each snapshot id to its starters (default: the
     first machine for every snapshot).  ``overrides`` selects mutant steps by their
     TLA+ names (e.g. ``{"Recording": "NoRecording"}``).  Every invariant the Python
-    model knows is listed, with the action property ShadowLemma0 and the CONSTRAINT
-    AppActionBound.
+    model knows is listed, with the action properties, and the CONSTRAINT
+    AppActionBound unless ``constraint`` is false (then the application is bounded
+    by the guards alone, as in the MC models that check liveness).
     """
     from redletter.python_model.apps import make_app
     from redletter.python_model.mutants import make_steps
@@ -211,7 +213,7 @@ def build_config(
         constants=constants,
         overrides=over,
         specification="Spec",
-        constraints=("AppActionBound",),
+        constraints=("AppActionBound",) if constraint else (),
         invariants=INVARIANT_NAMES,
         properties=PROPERTY_NAMES,
         liveness=(),
@@ -234,5 +236,5 @@ def build_config(
         ),
         all_chans=(1 << len(chans)) - 1,
         app=the_app,
-        steps=make_steps(over),
+        steps=make_steps(over, snap_ids),
     )

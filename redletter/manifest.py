@@ -6,12 +6,20 @@ report (``result``, in TLC's words), the property a failing model must name
 total states generated and search depth (``distinctStates``, ``totalStates``,
 ``stateDepth``).  Those four fields are named as in the tlaplus/Examples
 manifest schema; the others are this kit's (``model``, ``suite``, ``app``,
-``processes``, ``snapshots``, ``checkDeadlock``, ``violatedProperty``, ``bug``).
+``processes``, ``snapshots``, ``checkDeadlock``, ``violatedProperty``, ``bug``,
+``bugClass``, ``violates``, ``satisfies``).
 The counts are required for a ``success`` row and may be left out of the others;
 ``violatedProperty`` is required for a ``safety failure`` row; ``bug`` is optional.
 ``python`` says whether the Python model mirrors the model's spec (default ``true``);
 ``false`` for a spec no Python engine mirrors yet, whose cross-check column then says
 so instead of running.
+
+A model that must fail may also say, for the teeth matrix (``make check-teeth``),
+which bug class of the registry it plants (``bugClass``) and, property by
+property, every one it must violate (``violates``) and every one it must not
+(``satisfies``): the three come together, the two lists are disjoint, and the
+property the model's own cfg checks is among ``violates``.  The teeth matrix
+requires them of every Chandy–Lamport model that must fail.
 
 Failing models are compared on result and violated name only: TLC stops at
 the first violation, and with two workers the counts at that moment vary from
@@ -68,6 +76,9 @@ class ModelEntry:
     depth: int  #: ``stateDepth``
     bug: str | None
     python: bool = True  #: a Python engine mirrors the spec (so the model is cross-checked)
+    bug_class: str | None = None  #: ``bugClass``
+    violates: tuple[str, ...] = ()  #: every property the model must violate
+    satisfies: tuple[str, ...] = ()  #: every property it must not violate
 
 
 @dataclass(frozen=True)
@@ -135,6 +146,9 @@ ROW_FIELDS = (
     "stateDepth",
     "bug",
     "python",
+    "bugClass",
+    "violates",
+    "satisfies",
 )
 
 #: Field names of the manifest's earlier format, and what they are called now.
@@ -194,6 +208,7 @@ def _row(path: Path, row: dict[str, Any], where: str, name: str) -> ModelEntry:
             f'{where}: a "safety failure" row must name the property TLC reports in '
             '"violatedProperty"',
         )
+    teeth = _teeth(path, row, where, expect, violated)
     entry = ModelEntry(
         model=name,
         suite=_field(path, row, where, "suite", str),
@@ -208,6 +223,9 @@ def _row(path: Path, row: dict[str, Any], where: str, name: str) -> ModelEntry:
         depth=_field(path, row, where, "stateDepth", int, count),
         bug=_field(path, row, where, "bug", (str, type(None)), None),
         python=_field(path, row, where, "python", bool, True),
+        bug_class=teeth[0],
+        violates=teeth[1],
+        satisfies=teeth[2],
     )
     if entry.suite not in SUITES:
         raise _fail(
@@ -215,6 +233,57 @@ def _row(path: Path, row: dict[str, Any], where: str, name: str) -> ModelEntry:
             f'{where}: "suite" must be one of {", ".join(SUITES)}, got {json.dumps(entry.suite)}',
         )
     return entry
+
+
+def _names(path: Path, row: dict[str, Any], where: str, key: str) -> tuple[str, ...]:
+    value = _field(path, row, where, key, list)
+    if not all(isinstance(x, str) and x for x in value):
+        raise _fail(path, f'{where}: "{key}" must be a list of property names')
+    if len(set(value)) != len(value):
+        dup = sorted({x for x in value if value.count(x) > 1})
+        raise _fail(path, f'{where}: "{key}" lists {", ".join(dup)} twice')
+    return tuple(value)
+
+
+def _teeth(
+    path: Path, row: dict[str, Any], where: str, expect: str, violated: str | None
+) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
+    """``bugClass``, ``violates`` and ``satisfies``: together or not at all, and only
+    on a row that must fail (the teeth matrix says which rows need them)."""
+    fields = ("bugClass", "violates", "satisfies")
+    present = [k for k in fields if k in row]
+    if not present:
+        return None, (), ()
+    if expect == "success":
+        raise _fail(
+            path,
+            f'{where}: a "success" row has no {", ".join(present)} (they say what a '
+            "model that must fail breaks)",
+        )
+    missing = [k for k in fields if k not in row]
+    if missing:
+        raise _fail(
+            path,
+            f'{where}: {", ".join(present)} without {", ".join(missing)}: a row that must '
+            "fail gives the bug class it plants, every property it must violate and every "
+            "one it must not, or none of them",
+        )
+    bug_class = _field(path, row, where, "bugClass", str)
+    violates = _names(path, row, where, "violates")
+    satisfies = _names(path, row, where, "satisfies")
+    if not violates:
+        raise _fail(
+            path, f'{where}: "violates" is empty; a model that must fail violates something'
+        )
+    both = sorted(set(violates) & set(satisfies))
+    if both:
+        raise _fail(path, f'{where}: {", ".join(both)} is both in "violates" and in "satisfies"')
+    if violated is not None and violated not in violates:
+        raise _fail(
+            path,
+            f'{where}: the violatedProperty {violated} is not among "violates"',
+        )
+    return bug_class, violates, satisfies
 
 
 def parse_manifest(data: Any, path: Path) -> Manifest:

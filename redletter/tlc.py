@@ -479,12 +479,17 @@ def tlc_command(
     fp: int = 0,
     extra_args: Sequence[str] = (),
     java: str = "java",
+    tmpdir: Path | None = None,
 ) -> list[str]:
-    """The exact TLC command line, run with the spec directory as cwd."""
+    """The exact TLC command line, run with the spec directory as cwd.  ``tmpdir``:
+    the JVM's ``java.io.tmpdir``, where TLC writes the standard modules (Integers.tla,
+    ...) it parses; TLC processes sharing one (``/tmp``) can read a module another
+    is rewriting and fail in SANY with a NullPointerException."""
     cmd = [
         java,
         "-XX:+UseParallelGC",
         "-Xss4m",
+        *([f"-Djava.io.tmpdir={tmpdir.resolve()}"] if tmpdir is not None else []),
         "-cp",
         str(jar.resolve()),
         "tlc2.TLC",
@@ -538,6 +543,9 @@ def run_tlc(
     metadir = cache_dir / "tlc-states" / model
     shutil.rmtree(metadir, ignore_errors=True)
     metadir.parent.mkdir(parents=True, exist_ok=True)
+    # a java.io.tmpdir of its own per model (see tlc_command)
+    tmpdir = cache_dir / "tlc-tmp" / model
+    tmpdir.mkdir(parents=True, exist_ok=True)
     log_path = cache_dir / "tlc-logs" / f"{model}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     cmd = tlc_command(
@@ -549,6 +557,7 @@ def run_tlc(
         fp=fp,
         extra_args=extra_args,
         java=java,
+        tmpdir=tmpdir,
     )
     parser = ToolOutputParser()
     start = time.monotonic()

@@ -21,7 +21,10 @@
 (* The steps that the classic bugs get wrong (what is recorded, which      *)
 (* buffers get a red letter, which messages may be received, which         *)
 (* snapshot a red letter turns red) are separate operators, so that each   *)
-(* model that must fail overrides exactly one of them in its .cfg.         *)
+(* model that must fail overrides exactly one of them in its .cfg.  The    *)
+(* bug classes and the models that plant them are listed in one registry   *)
+(* (python_model/bugs.py; docs/teeth.md shows which property catches       *)
+(* each).                                                                  *)
 (***************************************************************************)
 EXTENDS Network, Integers, Sequences, FiniteSets, TLC
 
@@ -33,7 +36,7 @@ CONSTANTS
     \* @type: Bool;
     Sequential,     \* TRUE: snapshot k may start only when every j < k has completed
     \* @type: Int;
-    MaxAppActions   \* the bound on application actions while a snapshot runs
+    MaxAppActions   \* the budget of application actions while a snapshot runs (see AppBudgetLeft)
 
 (***************************************************************************)
 (* The application, as a set of constant operators (TokenApp describes the *)
@@ -187,10 +190,11 @@ Replay(g, acts) ==
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
-(* The steps that the classic bugs get wrong.  Each is overridden by one   *)
-(* model that must fail (see the MC*Failure.cfg files), which names this   *)
-(* module: Enqueue <- [ChandyLamport] LateEnqueue, since the step is used  *)
-(* inside the instance of this module.                                     *)
+(* The steps that the classic bugs get wrong.  Each is overridden by the   *)
+(* models that must fail with that bug (see the MC*Failure.cfg files),     *)
+(* which name this module: Enqueue <- [ChandyLamport] LateEnqueue, since   *)
+(* the step is used inside the instance of this module.  A step reads the  *)
+(* state but never changes it; the actions below apply what it says.       *)
 (***************************************************************************)
 
 \* The positions of buffer c whose message may be received next.  FIFO: only the oldest.
@@ -200,12 +204,33 @@ Deliverable(c) == IF buf[c] = << >> THEN {} ELSE {1}
 Enqueue(s, m) == Append(s, m)
 
 \* The output buffers over which machine p sends red letters of snapshot k when it
-\* turns red ("it sends one red letter over each of its output buffers").
-RedLettersOut(p, k) == Out(p)
+\* turns red ("it sends one red letter over each of its output buffers").  from is
+\* the set of buffers the red letter that turns p red came from: {} for a starter,
+\* which acts "as if it has received a red letter (from nowhere)", else {c}.
+RedLettersOut(p, k, from) == Out(p)
+
+\* The output buffers over which p, already red in k, sends red letters of k again
+\* when it receives one from buffer c: none, "if the receiving machine was already
+\* red, it remains so and it sends no further red letters".
+RedLettersAgain(p, k, c) == {}
 
 \* Recording rule 2: red machine p records the messages it receives from
 \* input buffer c for snapshot k "as long as the latter is white".
 Recording(k, p, c) == p \in red[k] /\ c \notin redBuf[k]
+
+\* The recorded stream s after message m is recorded: streams are kept like
+\* buffers, oldest message first.
+RecordMessage(s, m) == Append(s, m)
+
+\* What the red letter that ends the recording of buffer c in snapshot k adds to the
+\* recorded stream: nothing (see "The recorded strings" below: the spec records the
+\* application's part of Dijkstra's string, which ends with that red letter).
+RedLetterRecord(k, p, c) == << >>
+
+\* Does the message red machine p records from buffer c stay with the recording
+\* instead of reaching p's application?  Never: recording observes the messages
+\* it records, the application receives them as if nothing were recorded.
+RecordingConsumes(p, c) == FALSE
 
 \* The snapshots in which input buffer c turns red when a red letter of k is received from it.
 TurnsRed(c, k) == {k}
@@ -229,14 +254,15 @@ RecordAct(a) ==
 (* each of its output buffers and becomes red" (part 2 of the receipt of a *)
 (* red letter, the first stage), and "upon turning red, records its own    *)
 (* state" (rule 1 of the recording, the second stage).  b is the buffer    *)
-(* contents the red letters are appended to.  If p is the first machine to *)
-(* turn red in k, the current state is "the initial state (of the snapshot *)
+(* contents the red letters are appended to, and from the buffers the red  *)
+(* letter came from ({} for a starter).  If p is the first machine to turn *)
+(* red in k, the current state is "the initial state (of the snapshot      *)
 (* algorithm)".                                                            *)
 (***************************************************************************)
-TurnRed(p, k, b) ==
+TurnRed(p, k, b, from) ==
     /\ BecomesRed::      red'        = [red EXCEPT ![k] = @ \cup {p}]
     /\ RecordingRule1::  recMachine' = [recMachine EXCEPT ![k] = @ @@ (p :> local[p])]
-    /\ SendsRedLetters:: buf'        = [c \in Chan |-> IF c \in RedLettersOut(p, k)
+    /\ SendsRedLetters:: buf'        = [c \in Chan |-> IF c \in RedLettersOut(p, k, from)
                                                        THEN Append(b[c], RedLetter(k))
                                                        ELSE b[c]]
     /\ InitialState::    S0'         = IF Started(k) THEN S0 ELSE S0 @@ (k :> AppState)
@@ -258,6 +284,29 @@ Init ==
     /\ redActs    = [k \in Snap |-> << >>]
 
 (***************************************************************************)
+(* The bound that keeps a model finite.  The history variables grow with   *)
+(* every application action while a snapshot is in progress, so a model    *)
+(* bounds them: a machine may start a send or an internal event only while *)
+(* fewer than MaxAppActions application actions have happened in every     *)
+(* snapshot in progress.  Receipts are never refused: a refused receipt    *)
+(* would keep the red letters queued behind the message from being         *)
+(* received, and the snapshot from completing, for a reason that lies in   *)
+(* the bound and not in the algorithm.  They are finite all the same: each *)
+(* takes a message that the initial state of the snapshot or a bounded     *)
+(* send put into its buffer.                                               *)
+(*                                                                         *)
+(* Because the bound lies in the guards, every behaviour of the bounded    *)
+(* application is explored to its end, so TLC's liveness verdicts are      *)
+(* sound for it.  A model may also name the state constraint               *)
+(* AppActionBound (below), which cuts behaviours at the bound: fewer       *)
+(* states, sound for invariants and action properties within the bound,    *)
+(* but not for liveness (TLC warns), so a model that checks a temporal     *)
+(* property never names it.                                                *)
+(***************************************************************************)
+AppBudgetLeft ==
+    \A k \in Snap : InProgress(k) => Len(whiteActs[k]) + Len(redActs[k]) < MaxAppActions
+
+(***************************************************************************)
 (* Application actions.  They are the application's own, with the history  *)
 (* recorded; a red machine additionally records, per rule 2, the messages  *)
 (* it receives from white input buffers.                                   *)
@@ -265,18 +314,27 @@ Init ==
 SendApp(c) ==
     LET p == Src(c)
         q == Dst(c)
-    IN  \E m \in AppSendable(p, q, local[p]) :
-            /\ local' = [local EXCEPT ![p] = AppAfterSend(p, q, m, @)]
-            /\ buf'   = [buf EXCEPT ![c] = Enqueue(@, AppMsg(m))]
-            /\ RecordAct([kind |-> "send", p |-> p, q |-> q, val |-> m])
-            /\ UNCHANGED <<red, redBuf, recMachine, recBuf, S0, Sf>>
+    IN  /\ AppBudgetLeft
+        /\ \E m \in AppSendable(p, q, local[p]) :
+              /\ local' = [local EXCEPT ![p] = AppAfterSend(p, q, m, @)]
+              /\ buf'   = [buf EXCEPT ![c] = Enqueue(@, AppMsg(m))]
+              /\ RecordAct([kind |-> "send", p |-> p, q |-> q, val |-> m])
+              /\ UNCHANGED <<red, redBuf, recMachine, recBuf, S0, Sf>>
 
 InternalEvent(p) ==
-    \E e \in AppEvents(p, local[p]) :
-        /\ local' = [local EXCEPT ![p] = AppAfterEvent(p, e, @)]
-        /\ RecordAct([kind |-> "internal", p |-> p, q |-> p, val |-> e])
-        /\ UNCHANGED <<buf, red, redBuf, recMachine, recBuf, S0, Sf>>
+    /\ AppBudgetLeft
+    /\ \E e \in AppEvents(p, local[p]) :
+          /\ local' = [local EXCEPT ![p] = AppAfterEvent(p, e, @)]
+          /\ RecordAct([kind |-> "internal", p |-> p, q |-> p, val |-> e])
+          /\ UNCHANGED <<buf, red, redBuf, recMachine, recBuf, S0, Sf>>
 
+(***************************************************************************)
+(* The receipt of an application message: the application receives it      *)
+(* (unless a faulty recording consumes it: RecordingConsumes), and a red   *)
+(* machine records it for every snapshot in which its buffer is still      *)
+(* white (recording rule 2).  A consumed message is no action of the       *)
+(* application, so the history does not list it.                           *)
+(***************************************************************************)
 ReceiveApp(c) ==
     \E i \in Deliverable(c) :
         LET p == Dst(c)
@@ -284,13 +342,15 @@ ReceiveApp(c) ==
             m == buf[c][i].val
         IN  /\ buf[c][i].kind = "app"
             /\ AppCanReceive(p, q, m, local[p])
-            /\ local'  = [local EXCEPT ![p] = AppAfterReceive(p, q, m, @)]
+            /\ Delivery(i):: local' = IF RecordingConsumes(p, c) THEN local
+                                      ELSE [local EXCEPT ![p] = AppAfterReceive(p, q, m, @)]
             /\ buf'    = [buf EXCEPT ![c] = RemoveAt(@, i)]
             /\ RecordingRule2(i)::
                    recBuf' = [k \in Snap |-> IF Recording(k, p, c)
-                                             THEN [recBuf[k] EXCEPT ![c] = Append(@, m)]
+                                             THEN [recBuf[k] EXCEPT ![c] = RecordMessage(@, m)]
                                              ELSE recBuf[k]]
-            /\ RecordAct([kind |-> "receive", p |-> p, q |-> q, val |-> m])
+            /\ IF RecordingConsumes(p, c) THEN UNCHANGED <<whiteActs, redActs>>
+               ELSE RecordAct([kind |-> "receive", p |-> p, q |-> q, val |-> m])
             /\ UNCHANGED <<red, redBuf, recMachine, S0, Sf>>
 
 (***************************************************************************)
@@ -303,7 +363,7 @@ StartSnapshot(p, k) ==
     /\ p \notin red[k]
     /\ AppMayStart(p, k, local[p])
     /\ Sequential => \A j \in Snap : j < k => Complete(j)
-    /\ TurnRed(p, k, buf)
+    /\ TurnRed(p, k, buf, {})
     /\ UNCHANGED <<local, redBuf, recBuf, Sf, whiteActs, redActs>>
 
 (***************************************************************************)
@@ -313,9 +373,11 @@ StartSnapshot(p, k) ==
 (*   2. if the receiving machine was white, it sends one red letter over   *)
 (*      each of its output buffers and becomes red; if it was already red, *)
 (*      it remains so and it sends no further red letters.                 *)
-(* When the last red letter of k is received, every buffer is red in k:    *)
-(* the state at that moment is "the final state (of the snapshot           *)
-(* algorithm)".                                                            *)
+(* The red letter also ends the recording of its buffer (rule 2: "as long  *)
+(* as the latter is white"), which adds nothing to the recorded stream     *)
+(* (RedLetterRecord).  When the last red letter of k is received, every    *)
+(* buffer is red in k: the state at that moment is "the final state (of    *)
+(* the snapshot algorithm)".                                               *)
 (***************************************************************************)
 ReceiveRedLetter(c) ==
     \E i \in Deliverable(c) :
@@ -327,12 +389,15 @@ ReceiveRedLetter(c) ==
                                                        THEN redBuf[j] \cup {c}
                                                        ELSE redBuf[j]]
             /\ Receipt2(i):: IF p \in red[k]
-                             THEN /\ buf' = b
+                             THEN /\ buf' = [d \in Chan |-> IF d \in RedLettersAgain(p, k, c)
+                                                            THEN Append(b[d], RedLetter(k))
+                                                            ELSE b[d]]
                                   /\ UNCHANGED <<red, recMachine, S0>>
-                             ELSE TurnRed(p, k, b)
+                             ELSE TurnRed(p, k, b, {c})
+            /\ RecordingEnds(i):: recBuf' = [recBuf EXCEPT ![k][c] = @ \o RedLetterRecord(k, p, c)]
             /\ FinalState(i):: Sf' = LET done == {j \in Snap : ~Complete(j) /\ redBuf'[j] = Chan}
                                      IN  Sf @@ [j \in done |-> AppState]
-            /\ UNCHANGED <<local, recBuf, whiteActs, redActs>>
+            /\ UNCHANGED <<local, whiteActs, redActs>>
 
 (***************************************************************************)
 (* The next-state relation.  Every action is named by the operator it      *)
@@ -377,8 +442,10 @@ Progress == /\ \A p \in Proc : WF_vars(InternalEvent(p))
 LOCAL ProgressSpec == FairSpec /\ Progress
 
 (***************************************************************************)
-(* The bound that keeps models finite: at most MaxAppActions application   *)
-(* actions while any one snapshot is in progress (a state constraint).     *)
+(* A state constraint a model may name besides the bound in the guards     *)
+(* (AppBudgetLeft): at most MaxAppActions application actions, receipts    *)
+(* included, while any one snapshot is in progress.  It cuts behaviours,   *)
+(* so only models that check no temporal property name it.                 *)
 (***************************************************************************)
 AppActionBound == \A k \in Snap : Len(whiteActs[k]) + Len(redActs[k]) <= MaxAppActions
 
@@ -395,26 +462,51 @@ RedLetterInvariant ==
             Cardinality({i \in 1..Len(buf[c]) : buf[c][i] = RedLetter(k)}) = 1
 
 (***************************************************************************)
+(* "Since each buffer is the output buffer of some machine that has turned *)
+(* red once, each buffer has accepted 1 red letter: when the last red      *)
+(* letter is received, the only still white buffer becomes red."  In       *)
+(* every snapshot, a buffer carries exactly one red letter from the moment *)
+(* its source turns red until the receipt of that letter turns the buffer  *)
+(* red, and none before: a buffer is never red without its letter having   *)
+(* arrived, never holds two, and never loses its letter unread.  This is   *)
+(* the safety half of Dijkstra's argument that the snapshot completes;     *)
+(* RedLetterInvariant looks only at buffers from red to white machines.    *)
+(***************************************************************************)
+OneRedLetterPerBuffer ==
+    \A k \in Snap : \A c \in Chan :
+        Cardinality({i \in 1..Len(buf[c]) : buf[c][i] = RedLetter(k)})
+            + (IF c \in redBuf[k] THEN 1 ELSE 0)
+        = IF Src(c) \in red[k] THEN 1 ELSE 0
+
+(***************************************************************************)
 (* Lemma 0 rests on "the snapshot state is reachable from the initial      *)
 (* state in reality": the actions of white machines, replayed from S0, are *)
-(* each possible in turn and end in the snapshot state.                    *)
+(* each possible in turn and end in the snapshot state.  This is stronger  *)
+(* than reachability: it checks one witness, the white machines' own       *)
+(* actions in the order they were taken.  Where a bug reorders what a      *)
+(* machine receives, the witness can fail while the snapshot state is      *)
+(* still reachable along another path (redletter lemmas searches every     *)
+(* path and says where the two disagree).                                  *)
 (***************************************************************************)
-Lemma0 ==
-    \A k \in DOMAIN Sf :
-        LET r == Replay(S0[k], whiteActs[k])
-        IN  /\ WhiteActionsPossible(k):: r.ok
-            /\ EndsInSnapshotState(k)::  r.g = Snapshot(k)
+Lemma0Holds(k) ==
+    LET r == Replay(S0[k], whiteActs[k])
+    IN  /\ WhiteActionsPossible:: r.ok
+        /\ EndsInSnapshotState::  r.g = Snapshot(k)
+
+Lemma0 == \A k \in DOMAIN Sf : Lemma0Holds(k)
 
 (***************************************************************************)
 (* Lemma 1 rests on "the final state in reality is reachable from the      *)
 (* snapshot state": the actions of red machines, replayed from the         *)
-(* snapshot state, are each possible in turn and end in the final state.   *)
+(* snapshot state, are each possible in turn and end in the final state    *)
+(* (one witness again).                                                    *)
 (***************************************************************************)
-Lemma1 ==
-    \A k \in DOMAIN Sf :
-        LET r == Replay(Snapshot(k), redActs[k])
-        IN  /\ RedActionsPossible(k):: r.ok
-            /\ EndsInFinalState(k)::   r.g = Sf[k]
+Lemma1Holds(k) ==
+    LET r == Replay(Snapshot(k), redActs[k])
+    IN  /\ RedActionsPossible:: r.ok
+        /\ EndsInFinalState::   r.g = Sf[k]
+
+Lemma1 == \A k \in DOMAIN Sf : Lemma1Holds(k)
 
 (***************************************************************************)
 (* The lemmas as EWD 864 states them, for the application's stable         *)
@@ -433,9 +525,69 @@ StableLemma1 ==
 StableDetection ==
     \A k \in DOMAIN Sf : AppStable(Snapshot(k)) => AppStable(AppState)
 
-\* A property of every reachable application state holds of every snapshot.
+\* A property of every reachable application state holds of every snapshot
+\* (a consequence of Lemma 0: the snapshot state is a reachable state).
 SnapshotSatisfiesAppInv ==
     \A k \in DOMAIN Sf : AppInv(Snapshot(k))
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(* Lemma 0 implies Lemma 1, when the snapshot algorithm leaves the         *)
+(* application alone.  "The snapshot algorithm does not interfere with the *)
+(* normal execution of the processes" (the assumptions of Chandy and       *)
+(* Lamport, seeds/003): seen through AppState, every step is either no     *)
+(* step of the application at all or exactly one of its actions, taken as  *)
+(* the application alone takes it -- FIFO buffers included.  The snapshot  *)
+(* algorithm's own variables (colours, records, the red letters' places)   *)
+(* do not enter it.                                                        *)
+(***************************************************************************)
+AppActions(g) ==     \* every action the application alone could take in g
+    UNION {{[kind |-> "send", p |-> Src(c), q |-> Dst(c), val |-> m] :
+                m \in AppSendable(Src(c), Dst(c), g.local[Src(c)])} : c \in Chan}
+    \cup UNION {{[kind |-> "internal", p |-> p, q |-> p, val |-> e] :
+                    e \in AppEvents(p, g.local[p])} : p \in Proc}
+    \cup {[kind |-> "receive", p |-> Dst(c), q |-> Src(c), val |-> Head(g.buf[c])] :
+            c \in {d \in Chan : g.buf[d] # << >>}}
+
+AppStep ==
+    \/ NoAppStep::  AppState' = AppState
+    \/ OneAppStep:: \E a \in AppActions(AppState) :
+                        /\ ActEnabled(AppState, a)
+                        /\ AppState' = ActResult(AppState, a)
+
+NoInterference == [][AppStep]_vars
+
+(***************************************************************************)
+(* Then Lemma 0, in the form this spec checks it, implies Lemma 1 for      *)
+(* every completed snapshot.  Proof sketch.  Let R be the application's    *)
+(* actions from S0[k] to Sf[k] as they happened; NoInterference makes R a  *)
+(* run of the application alone, with FIFO buffers, from S0[k] to Sf[k].   *)
+(* whiteActs[k] (W) and redActs[k] (D) split R, each in its order, and a   *)
+(* machine's white actions all precede its red ones (a machine stays red). *)
+(* A machine's local state depends on its own actions only, so after W it  *)
+(* is the state it had on turning red, and after W then D its state in     *)
+(* Sf[k].  On a buffer, the i-th receipt in R takes the i-th message of    *)
+(* "contents in S0[k], then the sends", in R and in any replay alike, so a *)
+(* replay can fail only by finding the buffer empty.  If W replays from    *)
+(* S0[k] (WhiteActionsPossible), no white receipt took a message a red     *)
+(* machine sent: the buffer would have been empty.  So every message a red *)
+(* receipt takes was in the buffer after W or is sent by an earlier action *)
+(* of D, and D replays from the state W reaches, ending where R ends,      *)
+(* Sf[k].  By EndsInSnapshotState the state W reaches is Snapshot(k):      *)
+(* Lemma1Holds(k).                                                         *)
+(*                                                                         *)
+(* The proof uses none of the steps a bug overrides (Deliverable, Enqueue, *)
+(* RedLettersOut, RedLettersAgain, Recording, RecordMessage,               *)
+(* RedLetterRecord, RecordingConsumes, TurnsRed): it holds for every model *)
+(* that overrides them, as long as NoInterference holds -- for bugs in     *)
+(* colouring, recording and red-letter handling over FIFO buffers.  So a   *)
+(* model violates Lemma1 alone (with Lemma0 holding) only through a bug    *)
+(* that interferes with the application after the cut; such bugs violate   *)
+(* Lemma0ImpliesLemma1 and NoInterference too.  TLC checks both on every   *)
+(* model of the manifest, must-fail ones included (make check-teeth).      *)
+(***************************************************************************)
+Lemma0ImpliesLemma1 ==
+    \A k \in DOMAIN Sf : Lemma0Holds(k) => Lemma1Holds(k)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
@@ -483,9 +635,51 @@ ShadowStep(k) ==
 ShadowLemma0 == [][\A k \in Snap : ShadowStep(k)]_vars
 
 (***************************************************************************)
-(* Liveness: every snapshot that has started completes.                    *)
+(* Liveness: every snapshot that has started completes ("on account of the *)
+(* fairness of that white machine, the latter will receive the red letter  *)
+(* and turn red itself").                                                  *)
 (***************************************************************************)
 SnapshotsComplete == \A k \in Snap : Started(k) ~> Complete(k)
+
+-----------------------------------------------------------------------------
+(***************************************************************************)
+(*                    Where this spec departs from EWD 864                 *)
+(*                                                                         *)
+(* Atomic actions.  In EWD 864 "each atomic action ... may comprise the    *)
+(* reception of one message from one of the machine's input buffers and    *)
+(* may comprise the sending of at most one message per output buffer".     *)
+(* Here every application action has one effect: one send, one receipt or  *)
+(* one internal event.  Nothing is lost for the lemmas: an atomic action   *)
+(* of several effects is the sequence of its effects taken by one machine  *)
+(* without interruption, and its colour cannot change in between (the      *)
+(* receipt of a red letter is an atomic action of its own in EWD 864 too), *)
+(* so the behaviours with composite actions are among this spec's, with    *)
+(* states added between the effects, and whiteActs and redActs list the    *)
+(* effects in order.  The spec has more behaviours, not fewer.             *)
+(*                                                                         *)
+(* The recorded strings.  EWD 864 records for each buffer "the empty       *)
+(* string" if a white machine received a red letter from it, and otherwise *)
+(* a string that "ends with the red letter carried by that buffer".  recBuf*)
+(* holds the application messages of that string: its red letter is        *)
+(* implied (the buffer is red), and the snapshot state is a state of the   *)
+(* application, in which red letters do not exist.  RedLetterRecord says   *)
+(* what the closing red letter adds to recBuf: nothing.  Lemma 1's shadow  *)
+(* network keeps the red letters in its buffers, as EWD 864's does; it is  *)
+(* defined from the future of reality and is run offline, along whole      *)
+(* traces, by the Python model (python_model/lemmas/shadow.py), not here.  *)
+(*                                                                         *)
+(* One red letter per buffer.  EWD 864 argues that "each buffer has        *)
+(* accepted 1 red letter"; OneRedLetterPerBuffer states it, so a machine   *)
+(* that sends red letters twice, or drops one, breaks an invariant.        *)
+(*                                                                         *)
+(* The collection.  "The record of the snapshot state can be collected in  *)
+(* the starter, which then can investigate whether the snapshot state      *)
+(* satisfies the stable predicate."  The collection is not modelled: the   *)
+(* invariants read the records where they lie, as if collected at the      *)
+(* moment the snapshot completes (StableDetection asks the question from   *)
+(* then on), and SnapshotsComplete asks for completion of the recording,   *)
+(* not for delivery of the records to the starter.                         *)
+(***************************************************************************)
 
 -----------------------------------------------------------------------------
 (***************************************************************************)
@@ -493,14 +687,17 @@ SnapshotsComplete == \A k \in Snap : Started(k) ~> Complete(k)
 (* the shadow network of Lemma 0 follows reality step by step.  The        *)
 (* stable-predicate corollaries hold provided AppStable is stable and      *)
 (* AppInv an invariant of the application (each application says why its   *)
-(* own are).  Liveness: every snapshot that starts completes, provided a   *)
-(* machine that can act eventually does (ProgressSpec); where a machine    *)
-(* can always accept a message, weak fairness of receipt suffices (see     *)
-(* ChandyLamportToken).  TLC checks the claims on the models (MC*.cfg):    *)
-(* for their constants, within the bound AppActionBound.                   *)
+(* own are).  Lemma 0 implies Lemma 1 for every override of the steps that *)
+(* leaves the application alone (see NoInterference).  Liveness: every     *)
+(* snapshot that starts completes, provided a machine that can act         *)
+(* eventually does (ProgressSpec); where a machine can always accept a     *)
+(* message, weak fairness of receipt suffices (see ChandyLamportToken).    *)
+(* TLC checks the claims on the models (MC*.cfg): for their constants,     *)
+(* with the application bounded by MaxAppActions.                          *)
 (***************************************************************************)
-THEOREM Spec => [](TypeOK /\ RedLetterInvariant /\ Lemma0 /\ Lemma1)
+THEOREM Spec => [](TypeOK /\ RedLetterInvariant /\ OneRedLetterPerBuffer /\ Lemma0 /\ Lemma1)
 THEOREM Spec => [](StableLemma0 /\ StableLemma1 /\ StableDetection /\ SnapshotSatisfiesAppInv)
-THEOREM Spec => ShadowLemma0
+THEOREM Spec => ShadowLemma0 /\ NoInterference
+THEOREM Spec /\ NoInterference => []Lemma0ImpliesLemma1
 THEOREM ProgressSpec => SnapshotsComplete
 =============================================================================

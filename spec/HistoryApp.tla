@@ -62,5 +62,15 @@ Inv(g) == \A c \in Chan :
             IN  /\ recv <= sent
                 /\ Len(g.buf[c]) = sent - recv
 
-Stable(g) == \A p \in Proc : Len(g.local[p]) = Len(Script[p])  \* every script has run to its end
+(***************************************************************************)
+(* The stable predicate: the scripted computation has terminated, every    *)
+(* script has run to its end and no message is in flight.  In a reachable  *)
+(* state the second half follows from the first (every send has its        *)
+(* receipt in a script), but not in a snapshot that records a message      *)
+(* wrongly, and a termination detector must see both.                      *)
+(***************************************************************************)
+Terminated(g) == /\ \A p \in Proc : Len(g.local[p]) = Len(Script[p])
+                 /\ \A c \in Chan : g.buf[c] = << >>
+
+Stable(g) == Terminated(g)
 =============================================================================

@@ -15,5 +15,5 @@ MCSequential    == FALSE
 MCMaxAppActions == 2
 
 \* The bug: a machine that turns red on receiving a red letter sends none.
-StarterOnly(p, k) == IF red[k] = {} THEN Out(p) ELSE {}
+StarterOnly(p, k, from) == IF from = {} THEN Out(p) ELSE {}
 =============================================================================

@@ -24,7 +24,7 @@ from redletter.python_model.actions import init_states, step
 from redletter.python_model.config import ModelConfig, load_model
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
-MODELS = ("MCToken2", "MCTokenComplete3", "MCConcurrent")
+MODELS = ("MCToken2", "MCTokenComplete3", "MCConcurrent", "MCTokenValues", "MCTokenAsymmetric3")
 SEEDS = range(40)
 
 

@@ -26,7 +26,10 @@ from redletter.conformance.walks import model_walk
 from redletter.python_model.config import ModelConfig, load_model
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
-MODELS = ("MCToken2", "MCTokenComplete3", "MCConcurrent")
+#: the last two see order (messages of distinct values) and asymmetry (|In(p)| and
+#: |Out(p)| differ): newest-first recording and stopping after |Out(p)| red letters
+#: pass every walk of the first three
+MODELS = ("MCToken2", "MCTokenComplete3", "MCConcurrent", "MCTokenValues", "MCTokenAsymmetric3")
 
 
 @cache

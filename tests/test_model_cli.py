@@ -17,12 +17,12 @@ def test_explore_success(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
     code = main(["explore", "MCSequential", "--root", str(ROOT), "--graph", str(out)])
     text = capsys.readouterr().out
     assert code == 0
-    assert "4,085 states generated, 2,418 distinct states found." in text
-    assert "The depth of the complete state graph search is 20." in text
+    assert "6,215 states generated, 4,098 distinct states found." in text
+    assert "The depth of the complete state graph search is 24." in text
     assert "Model checking completed. No error has been found." in text
     lines = out.read_text().splitlines()
     header = json.loads(lines[0])
-    assert header["model"] == "MCSequential" and header["states"] == 2418
+    assert header["model"] == "MCSequential" and header["states"] == 4098
     assert len(lines) == 1 + header["states"] + header["edges"]
     assert json.loads(lines[1])["tla"].startswith("/\\ local = ")
 

@@ -32,10 +32,14 @@ def test_model_constants_and_sections() -> None:
     assert cfg.snaps == (1, 2)
     assert cfg.starters == (0b01, 0b10)
     assert not cfg.sequential and cfg.max_app_actions == 2
-    assert cfg.constraints == ("AppActionBound",)
-    assert cfg.invariants[:3] == ("TypeOK", "RedLetterInvariant", "Lemma0")
-    assert cfg.properties == ("ShadowLemma0",)
-    assert cfg.liveness == ("SnapshotsComplete",)
+    assert cfg.constraints == ("AppActionBound",)  # safety only: the constraint is sound
+    assert cfg.specification == "Spec"
+    assert cfg.invariants[:4] == ("TypeOK", "RedLetterInvariant", "OneRedLetterPerBuffer", "Lemma0")
+    assert cfg.properties == ("ShadowLemma0", "NoInterference")
+    assert cfg.liveness == ()
+    live = load_model("MCConcurrentLive", SPEC)  # the same constants, liveness, no constraint
+    assert live.constraints == () and live.liveness == ("SnapshotsComplete",)
+    assert live.definitions == cfg.definitions
     assert cfg.definitions["MCStarters"] == (frozenset({"p1"}), frozenset({"p2"}))
 
 
@@ -84,7 +88,8 @@ def test_unknown_override_names_the_cfg_line(tmp_path: Path) -> None:
         load_model("MCNoChannelRecordingFailure", spec)
     assert str(e.value) == (
         f"{cfg}:{line}: unknown override Recording <- RecordEverything: "
-        "the Python model mirrors Recording, NoRecording, StopAtFirst"
+        "the Python model mirrors Recording, NoRecording, StopAtFirst, StopAfterOut "
+        "(a new bug class goes in the registry, python_model/bugs.py)"
     )
 
 

@@ -96,21 +96,35 @@ def _lasso_replays(entry: ModelEntry) -> None:
         assert any(t == back for _, _, t in successors(cfg, s))
 
 
-def test_graph_has_one_edge_per_generated_transition_inside_the_constraint() -> None:
+def test_graph_has_one_edge_per_generated_transition_inside_the_constraint(
+    tmp_path: Path,
+) -> None:
+    # MCToken2 bounds its application in the guards: every generated transition is
+    # an edge between distinct states
     cfg = load_model("MCToken2", SPEC)
     result = explore(cfg, graph=True)
     assert result.graph is not None
     g = result.graph
     assert len(g.states) == result.distinct
     assert g.initial == (0,)
-    # TLC's edge lines for MCToken2 without its stuttering self-loops (one per state)
-    assert len(g.edge_src) == 5934
+    assert len(g.edge_src) == result.total - 1
     assert {a for _, a, _ in g.edges()} == {
         "SendApp",
         "ReceiveApp",
         "ReceiveRedLetter",
         "StartSnapshot",
     }
+    # with the state constraint AppActionBound too, transitions out of it are no edges:
+    # TLC's edge lines for MCToken2 so bounded, without its stuttering self-loops
+    for f in SPEC.glob("*.tla"):
+        (tmp_path / f.name).write_text(f.read_text())
+    text = (SPEC / "MCToken2.cfg").read_text().replace(
+        "SPECIFICATION FairSpec", "SPECIFICATION FairSpec\nCONSTRAINT AppActionBound"
+    )
+    (tmp_path / "MCToken2.cfg").write_text(text)
+    bounded = explore(load_model("MCToken2", tmp_path), graph=True)
+    assert bounded.graph is not None
+    assert (bounded.distinct, len(bounded.graph.edge_src)) == (3370, 5934)
 
 
 def test_progress_is_reported() -> None:

@@ -117,7 +117,7 @@ def test_ingest_token2_matches_manifest(token2: Path, token2_dot: Path) -> None:
 def test_crosscheck_with_itself(spark: SparkSession, token2: Path) -> None:
     report = crosscheck(spark, token2, token2, "MCToken2", manifest=MANIFEST)
     assert report.matches
-    assert report.counts[0].states == 3370
+    assert report.counts[0].states == 5462
     assert report == crosscheck_local(token2, token2, "MCToken2", manifest=MANIFEST)
     assert format_report(report).endswith("MATCH: same states, initial states and labelled edges")
 

@@ -229,7 +229,7 @@ def test_the_spec_labels_transitions_with_the_action_names(tlc_jar: Path, tmp_pa
         check_deadlock=False,
         extra_args=["-dump", "dot,actionlabels", str(dot)],
     )
-    assert (result.kind, result.distinct, result.total) == (ResultKind.SUCCESS, 3370, 6483)
+    assert (result.kind, result.distinct, result.total) == (ResultKind.SUCCESS, 5462, 9527)
     assert _dot_labels(dot) == {"SendApp", "ReceiveApp", "ReceiveRedLetter", "StartSnapshot"}
 
 

@@ -593,7 +593,7 @@ def _compare_recorded(ctx: _Ctx, exp: _Expected) -> Divergence | None:
             f"{what}: {n} closed the same recording twice",
             "closes each buffer once per snapshot",
             "closed one twice",
-            "each buffer carries exactly one red letter per snapshot (RedLetterInvariant)",
+            "each buffer carries exactly one red letter per snapshot (OneRedLetterPerBuffer)",
         )
     return None
 

@@ -20,7 +20,9 @@ execution, and which lemma it breaks if not.  Verdicts: ``pass`` or ``fail``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -316,7 +318,8 @@ class _Replay:
             ev,
             order,
             f"the model sends no marker {k} on {_chan(ev.channel)} here "
-            f"(a machine sends one red letter per output channel when it turns red)",
+            f"(OneRedLetterPerBuffer: a machine sends one red letter per output channel, "
+            f"when it turns red)",
         )
         self.stopped = True
 
@@ -517,6 +520,9 @@ def _judge_snapshots(cfg: ModelConfig, s: State, rec: _Recorded) -> list[Snapsho
 
 def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     """Replay ``events`` (one total order) in model ``cfg``; see the module docstring."""
+    # MaxAppActions bounds the application for model checking (the guard
+    # AppBudgetLeft); a real execution has no such bound, so the replay lifts it.
+    cfg = dataclasses.replace(cfg, max_app_actions=sys.maxsize)
     r = _Replay(cfg)
     r.order_of = {}
     n = 0

@@ -1,13 +1,23 @@
-"""The mutant zoo: reference nodes with one real bug each.
+"""The mutant zoo: reference nodes with one real bug each, from the one registry.
 
-Every mutant subclasses :class:`~redletter.conformance.nodes.reference.ReferenceNode` and
-changes the smallest piece that reproduces one bug class seen in real
-Chandy–Lamport implementations.  Its docstring names the bug and the lemma (or
-rule) of spec/ChandyLamport.tla it breaks; :data:`MUTANTS` lists them all as
-``name -> Mutant(factory, bug, lemma)``.  The kit must fail every one of them
-and pass the reference node on the same traces.
+Every bug class of :mod:`redletter.python_model.bugs` that a node can have is here:
 
-Run one as a node program: ``python -m redletter.conformance.nodes.mutants NAME``.
+* a step override whose rule reads only what one machine knows of itself runs as a
+  node *derived* from the rule (:func:`~redletter.conformance.nodes.steps.derived_node`),
+  with no code of its own;
+* a bug that lives in how an implementation stores or reports what it records (the
+  registry's node bugs), and the late red letter, whose step reads a buffer a node
+  cannot see, are hand-written below: each subclasses
+  :class:`~redletter.conformance.nodes.reference.ReferenceNode` and changes the
+  smallest piece that reproduces the bug.
+
+Each node's docstring names the bug and the lemma (or rule) of spec/ChandyLamport.tla
+it breaks; :data:`MUTANTS` lists them all as ``name -> Mutant(factory, bug, lemma,
+bug_class)``.  The kit must fail every one of them and pass the reference node on
+the same traces.
+
+Run one as a node program: ``python -m redletter.conformance.nodes.mutants NAME`` (a
+registry name or an older one: ``stop-all-at-first``).
 """
 
 from __future__ import annotations
@@ -18,21 +28,13 @@ from typing import NamedTuple
 
 from redletter.conformance import protocol as p
 from redletter.conformance.node import NodeFactory, serve
-from redletter.conformance.nodes.reference import ReferenceNode, _Snapshot
+from redletter.conformance.nodes.reference import ReferenceNode
+from redletter.conformance.nodes.steps import derived_node
 from redletter.conformance.protocol import JsonValue
+from redletter.errors import InputError
+from redletter.python_model import bugs
 
-__all__ = ["MUTANTS", "Mutant", "main"]
-
-
-class NoChannelRecording(ReferenceNode):
-    """Bug: in-flight messages are never recorded (every channel state is empty).
-
-    Breaks Lemma 0: replaying the white machines' actions from S0 ends in a state
-    whose buffers hold the messages that were in flight, the snapshot has none.
-    """
-
-    def on_app_message(self, frm: str, payload: int) -> None:
-        return
+__all__ = ["MUTANTS", "Mutant", "main", "resolve"]
 
 
 class LateState(ReferenceNode):
@@ -155,24 +157,6 @@ class FirstChannelRecorded(ReferenceNode):
             self._check_complete(k)
 
 
-class StopAllAtFirst(ReferenceNode):
-    """Bug: all recording stops at the first marker: every input channel is
-    closed (recorded empty) as soon as one marker arrives.
-
-    Breaks Lemma 0: messages in flight on the other channels are lost.
-    """
-
-    def on_marker(self, frm: str, k: int) -> None:
-        if k not in self.snapshots:
-            self.turn_red(k)
-        snap = self.snapshots[k]
-        for q in self.in_from:
-            if q not in snap.red_inputs:
-                snap.red_inputs.add(q)
-                self.close_channel(k, q)
-        self._check_complete(k)
-
-
 class CompleteAtFirst(ReferenceNode):
     """Bug: the node declares its part of a snapshot complete at the first marker
     (it counts markers, not channels), so the collector takes a snapshot whose
@@ -262,21 +246,6 @@ class AliasedMessages(ReferenceNode):
             self._lists[frm].append(payload)
 
 
-class NeverForward(ReferenceNode):
-    """Bug: markers are never forwarded: only the starter sends them, a node that
-    turns red on a marker records its state but sends none.
-
-    Breaks the RedLetterInvariant (a buffer from a red machine to a white one
-    holds no red letter), so the snapshot never completes.
-    """
-
-    def on_marker(self, frm: str, k: int) -> None:
-        if k not in self.snapshots:
-            self.snapshots[k] = _Snapshot(self.state, {q: [] for q in self.in_from})
-            self.record_state(k)
-        super().on_marker(frm, k)
-
-
 class CrashOnConcurrent(ReferenceNode):
     """Bug: the node assumes one snapshot at a time and crashes (an uncaught
     exception) when a second snapshot starts while one is still in progress.
@@ -332,92 +301,69 @@ class LiveStateReport(ReferenceNode):
         return (self.state if k in self.snapshots else state), channels, complete
 
 
-class MixedSnapshots(ReferenceNode):
-    """Bug: snapshot ids are mixed up: a marker of snapshot k closes its channel in
-    every snapshot the node is red in (the spec's TurnsRedInAll).
-
-    Breaks Lemma 0 of the other concurrent snapshot: its channel closes early.
-    """
-
-    def on_marker(self, frm: str, k: int) -> None:
-        snap = self.snapshots.get(k)
-        if snap is not None and frm in snap.red_inputs:
-            return  # closed already by another snapshot's marker
-        super().on_marker(frm, k)
-        for j in sorted(self.snapshots):
-            snap = self.snapshots[j]
-            if j != k and frm not in snap.red_inputs:
-                snap.red_inputs.add(frm)
-                self.close_channel(j, frm)
-                self._check_complete(j)
-
-
 class Mutant(NamedTuple):
-    """One entry of the zoo: how to build it, the bug, the lemma it breaks."""
+    """One entry of the zoo: how to build it, the bug, the lemma it breaks, and the
+    bug class of the registry it belongs to."""
 
     factory: NodeFactory
     bug: str
     lemma: str
+    bug_class: str = ""
 
 
-MUTANTS: Mapping[str, Mutant] = {
-    "no-channel-recording": Mutant(
-        NoChannelRecording, "in-flight messages are never recorded", "Lemma0"
-    ),
-    "late-state": Mutant(
-        LateState, "the local state is recorded after the node's next step", "Lemma0"
-    ),
-    "early-state": Mutant(
-        EarlyState, "the local state recorded is the one before the last app step", "Lemma0"
-    ),
-    "marker-after-app": Mutant(
-        MarkerAfterApp, "a marker is sent after an app message on the same channel", "Lemma0"
-    ),
-    "first-channel-recorded": Mutant(
-        FirstChannelRecorded, "the first marker's channel is recorded (non-empty)", "Lemma0"
-    ),
-    "stop-all-at-first": Mutant(
-        StopAllAtFirst, "every channel stops recording at the first marker", "Lemma0"
-    ),
-    "complete-at-first": Mutant(
-        CompleteAtFirst, "the snapshot is declared complete at the first marker", "Lemma0"
-    ),
-    "shared-recording": Mutant(
-        SharedRecording, "one recorded-message list shared by concurrent snapshots", "Lemma0"
-    ),
-    "duplicated-messages": Mutant(
-        DuplicatedMessages, "every recorded message is recorded twice", "Lemma0"
-    ),
-    "aliased-messages": Mutant(
-        AliasedMessages, "one list object reused by every snapshot's recording", "Lemma0"
-    ),
-    "never-forward": Mutant(NeverForward, "markers are never forwarded", "RedLetterInvariant"),
-    "crash-on-concurrent": Mutant(
-        CrashOnConcurrent, "crashes when a second snapshot starts", "SnapshotsComplete"
-    ),
-    "waits-for-message": Mutant(
-        WaitsForMessage, "a channel is assumed non-empty: closed only after a message", "Lemma0"
-    ),
-    "live-state-report": Mutant(
-        LiveStateReport, "the live state is reported instead of the recorded one", "Lemma0"
-    ),
-    "mixed-snapshots": Mutant(
-        MixedSnapshots, "a marker closes its channel in every snapshot", "Lemma0"
-    ),
-}
+def _node_name(cls: type) -> str:
+    out = ""
+    for ch in cls.__name__:
+        out += ("-" + ch.lower()) if ch.isupper() and out else ch.lower()
+    return out
+
+
+_THIS_MODULE = "redletter.conformance.nodes.mutants"  # also when run as __main__
+
+
+def _zoo() -> dict[str, Mutant]:
+    """Every bug class a node can have, by node name: derived ones by their class
+    name, hand-written ones by their own (``MarkerAfterApp``: ``marker-after-app``)."""
+    here = globals()
+    zoo: dict[str, Mutant] = {}
+    for b in bugs.BUGS.values():
+        if b.node == "derived":
+            zoo[b.name] = Mutant(derived_node(b), b.summary, b.lemma, b.name)
+        elif b.node is not None:
+            module, _, cls = b.node.partition(":")
+            factory = here.get(cls) if module == _THIS_MODULE else None
+            if not isinstance(factory, type):
+                raise ImportError(f"bug class {b.name}: no node class {b.node}")
+            zoo[_node_name(factory)] = Mutant(factory, b.summary, b.lemma, b.name)
+    return zoo
+
+
+MUTANTS: Mapping[str, Mutant] = _zoo()
+
+
+def resolve(name: str) -> str | None:
+    """The zoo's name for ``name`` (a node name, a bug class or an older name)."""
+    if name in MUTANTS:
+        return name
+    try:
+        b = bugs.get(name)
+    except InputError:
+        return None
+    return next((n for n, m in MUTANTS.items() if m.bug_class == b.name), None)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Serve mutant ``NAME`` (the first argument) on stdin/stdout."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0] not in MUTANTS:
+    name = resolve(args[0]) if len(args) == 1 else None
+    if name is None:
         sys.stderr.write(
             "usage: python -m redletter.conformance.nodes.mutants NAME\nmutants: "
             + ", ".join(MUTANTS)
             + "\n"
         )
         raise SystemExit(5)
-    serve(MUTANTS[args[0]].factory)
+    serve(MUTANTS[name].factory)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ so ``shadow => replay => reachable`` for each lemma on every completed snapshot.
 a model without mutant steps all three must pass; in a mutant the implications must
 hold.  Anything else is a bug in the kit and raises :class:`InternalError` naming the
 model, the state and what each way said.  :func:`check_lemmas_everywhere` does this
-on every reachable state of a model.
+on every reachable state of a model and counts where the ways differ (a mutant may
+break the replay, one witness, and leave the state reachable along another path);
+:func:`describe_disagreement` says so in words.
 
 The package holds one module per way -- :mod:`.replay`, :mod:`.reachability`,
 :mod:`.shadow` -- and :mod:`.check`, where they must agree.
@@ -36,6 +38,7 @@ from redletter.python_model.lemmas.check import (
     check_lemmas_everywhere,
     check_trace,
     describe_counts,
+    describe_disagreement,
     is_mutant,
     label_step,
 )
@@ -54,6 +57,7 @@ __all__ = [
     "check_lemmas_everywhere",
     "check_trace",
     "describe_counts",
+    "describe_disagreement",
     "is_mutant",
     "label_step",
     "replay_verdicts",

@@ -19,7 +19,8 @@ from typing import Literal, TypeAlias
 from frozendict import frozendict
 
 from redletter.errors import InputError
-from redletter.python_model.symbolic.params import Chan, Mutant, SymParams
+from redletter.python_model.symbolic.bughook import CStateView, bug_of
+from redletter.python_model.symbolic.params import Chan, SymParams
 from redletter.python_model.values import Record, State, Value, fcn
 
 ParamValue: TypeAlias = int | str | Chan
@@ -142,21 +143,24 @@ def step_to_json(st: Step) -> tuple[str, dict[str, object]]:
 # --------------------------------------------------------------------------- actions
 
 
-def _deliverable(params: SymParams, b: tuple[Msg, ...]) -> range:
+def _deliverable(params: SymParams, s: CState, ci: int) -> range | list[int]:
+    """Deliverable(c): FIFO, or the registry's rule where the variant overrides it."""
+    b = s.buf[ci]
     if not b:
         return range(0)
-    return range(1, len(b) + 1) if params.mutant is Mutant.NON_FIFO else range(1, 2)
+    bug = bug_of(params.mutant)
+    if bug is not None and bug.step == "Deliverable" and bug.rule is not None:
+        view = CStateView(params, s)
+        return [i for i in range(1, len(b) + 1) if bug.rule(view, ci, i)]
+    return range(1, 2)
 
 
 def _recording(params: SymParams, s: CState, ki: int, p: str, ci: int) -> bool:
-    c = params.chans[ci]
-    if params.mutant is Mutant.NO_RECORDING:
-        return False
-    if params.mutant is Mutant.STOP_AT_FIRST:
-        return p in s.red[ki] and not any(
-            params.chans[j] in s.red_buf[ki] for j in params.in_chans(p)
-        )
-    return p in s.red[ki] and c not in s.red_buf[ki]
+    """Recording(k, p, c), or the registry's rule where the variant overrides it."""
+    bug = bug_of(params.mutant)
+    if bug is not None and bug.step == "Recording" and bug.rule is not None:
+        return bool(bug.rule(CStateView(params, s), ki, params.proc_index(p), ci))
+    return p in s.red[ki] and params.chans[ci] not in s.red_buf[ki]
 
 
 def _record_act(params: SymParams, s: CState, a: Act) -> CState:
@@ -172,14 +176,16 @@ def _record_act(params: SymParams, s: CState, a: Act) -> CState:
 
 
 def _turn_red(
-    params: SymParams, s: CState, p: str, ki: int, b: tuple[tuple[Msg, ...], ...]
+    params: SymParams, s: CState, p: str, ki: int, b: tuple[tuple[Msg, ...], ...], frm: int
 ) -> CState | None:
-    """TurnRed(p, k, b); ``None`` when a buffer would exceed the capacity."""
+    """TurnRed(p, k, b, from) (``frm``: the buffer index of the red letter, -1 for a
+    starter); ``None`` when a buffer would exceed the capacity."""
     k = params.snaps[ki]
-    if params.mutant is Mutant.NEVER_FORWARD:
-        outs = params.out_chans(p) if not s.red[ki] else ()
-    else:
-        outs = params.out_chans(p)
+    outs = params.out_chans(p)
+    bug = bug_of(params.mutant)
+    if bug is not None and bug.step == "RedLettersOut" and bug.rule is not None:
+        view = CStateView(params, s)
+        outs = tuple(d for d in outs if bug.rule(view, params.proc_index(p), ki, frm, d))
     nb = list(b)
     for ci in outs:
         if len(nb[ci]) >= params.capacity:
@@ -223,7 +229,7 @@ def apply(params: SymParams, s: CState, st: Step) -> CState | None:
         return None  # Events(p, s) == {} for the token app
     if action in ("ReceiveApp", "ReceiveRedLetter"):
         i = ps.get("i")
-        if not isinstance(i, int) or i not in _deliverable(params, s.buf[ci]):
+        if not isinstance(i, int) or i not in _deliverable(params, s, ci):
             return None
         msg = s.buf[ci][i - 1]
         b = list(s.buf)
@@ -247,15 +253,17 @@ def apply(params: SymParams, s: CState, st: Step) -> CState | None:
             return None
         ki = params.snap_index(msg.snap)
         turns = {ki}
-        if params.mutant is Mutant.MIXED_SNAPSHOTS:
-            turns |= {j for j in range(len(params.snaps)) if dst in s.red[j]}
+        bug = bug_of(params.mutant)
+        if bug is not None and bug.step == "TurnsRed" and bug.rule is not None:
+            view = CStateView(params, s)
+            turns = {j for j in range(len(params.snaps)) if bug.rule(view, ci, ki, j)}
         red_buf = tuple(
             s.red_buf[j] | {c} if j in turns else s.red_buf[j] for j in range(len(params.snaps))
         )
         if dst in s.red[ki]:
             after: CState | None = replace(s, buf=tuple(b))
         else:
-            after = _turn_red(params, s, dst, ki, tuple(b))
+            after = _turn_red(params, s, dst, ki, tuple(b), ci)
         if after is None:
             return None
         after = replace(after, red_buf=red_buf)
@@ -277,7 +285,7 @@ def apply(params: SymParams, s: CState, st: Step) -> CState | None:
             complete(params, s, j) for j in range(len(params.snaps)) if params.snaps[j] < k
         ):
             return None
-        return _turn_red(params, s, p, ki, s.buf)
+        return _turn_red(params, s, p, ki, s.buf, -1)
     return None
 
 
@@ -292,7 +300,7 @@ def enabled_steps(params: SymParams, s: CState) -> Iterator[tuple[Step, CState]]
                 yield st, nxt
     for action in ("ReceiveApp", "ReceiveRedLetter"):
         for ci, c in enumerate(params.chans):
-            for i in _deliverable(params, s.buf[ci]):
+            for i in _deliverable(params, s, ci):
                 st = step(action, c=c, i=i)
                 nxt = apply(params, s, st)
                 if nxt is not None:

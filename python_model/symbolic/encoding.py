@@ -36,8 +36,9 @@ import z3
 from frozendict import frozendict
 
 from redletter.errors import InputError
+from redletter.python_model.symbolic.bughook import bug_of, positions, rule_formula
 from redletter.python_model.symbolic.concrete import CState, Msg, Step, step
-from redletter.python_model.symbolic.params import Mutant, SymParams
+from redletter.python_model.symbolic.params import SymParams
 
 Key: TypeAlias = tuple[Any, ...]
 Expr: TypeAlias = Any  # z3.ExprRef (z3 ships no type information)
@@ -365,34 +366,85 @@ def _append(params: SymParams, e: _Effects, ci: int, msg: Expr, when: Expr | Non
     e.set(("len", ci), n + 1, when)
 
 
-def _turn_red(params: SymParams, e: _Effects, pi: int, ki: int, when: Expr | None) -> None:
-    """TurnRed(p, k, b) on the buffers built so far (``b``), when ``when`` holds."""
+def _literal(params: SymParams, s: SymState) -> Callable[[tuple[Any, ...], object], Expr]:
+    """For the registry hook: "this input a step reads has this value" in state s."""
+
+    def literal(key: tuple[Any, ...], value: object) -> Expr:
+        what = key[0]
+        if what == "red":
+            return s["red", key[1], key[2]] if value else z3.Not(s["red", key[1], key[2]])
+        if what == "red_buf":
+            return s["rb", key[1], key[2]] if value else z3.Not(s["rb", key[1], key[2]])
+        if what == "length":
+            assert isinstance(value, int)
+            return s["len", key[1]] == lit(value)
+        if what == "letter_at":
+            head = s["msg", key[1], key[2] - 1]
+            if value is None:
+                return head > 0
+            assert isinstance(value, int)
+            return head == lit(-params.snaps[value])
+        raise InputError(f"the symbolic encoding cannot read {key} for a bug class's rule")
+
+    return literal
+
+
+def _turn_red(
+    params: SymParams, e: _Effects, pi: int, ki: int, when: Expr | None, frm: int
+) -> None:
+    """TurnRed(p, k, b, from) on the buffers built so far (``b``), when ``when`` holds
+    (``frm``: the buffer of the red letter, -1 for a starter)."""
     k = params.snaps[ki]
     p = params.procs[pi]
-    outs_when = when
-    if params.mutant is Mutant.NEVER_FORWARD:
-        first = z3.Not(started(params, e.cur, ki))
-        outs_when = first if when is None else z3.And(when, first)
+    bug = bug_of(params.mutant)
     for ci in params.out_chans(p):
+        outs_when = when
+        if bug is not None and bug.step == "RedLettersOut":
+            sends = rule_formula(bug, params, (pi, ki, frm, ci), _literal(params, e.cur))
+            outs_when = sends if when is None else z3.And(when, sends)
         _append(params, e, ci, lit(-k), outs_when)
     e.set(("red", ki, pi), z3.BoolVal(True), when)
     e.set(("rm", ki, pi), e.cur["tok", pi], when)
 
 
 def _recording(params: SymParams, s: SymState, ki: int, pi: int, ci: int) -> Expr:
-    if params.mutant is Mutant.NO_RECORDING:
-        return z3.BoolVal(False)
-    if params.mutant is Mutant.STOP_AT_FIRST:
-        ins = params.in_chans(params.procs[pi])
-        return z3.And(s["red", ki, pi], z3.Not(z3.Or([s["rb", ki, c] for c in ins])))
+    """Recording(k, p, c), or the registry's rule where the variant overrides it."""
+    bug = bug_of(params.mutant)
+    if bug is not None and bug.step == "Recording":
+        return rule_formula(bug, params, (ki, pi, ci), _literal(params, s))
     return z3.And(s["red", ki, pi], z3.Not(s["rb", ki, ci]))
+
+
+def _turns_red(params: SymParams, e: _Effects, cur: SymState, ci: int, ki: int) -> None:
+    """Receipt1: the buffers a red letter of ki from ci turns red (TurnsRed)."""
+    bug = bug_of(params.mutant)
+    for kj in range(len(params.snaps)):
+        if bug is not None and bug.step == "TurnsRed":
+            turns = rule_formula(bug, params, (ci, ki, kj), _literal(params, cur))
+            if not z3.is_false(turns):
+                e.set(("rb", kj, ci), z3.Or(cur["rb", kj, ci], turns))
+        elif kj == ki:
+            e.set(("rb", kj, ci), z3.BoolVal(True))
+
+
+def _deliverable(params: SymParams, cur: SymState, ci: int, i: int) -> Expr:
+    """Position i (1-based) of buffer ci may be received: FIFO, or the registry's rule."""
+    bug = bug_of(params.mutant)
+    if bug is not None and bug.step == "Deliverable":
+        return rule_formula(bug, params, (ci, i), _literal(params, cur))
+    return z3.BoolVal(i == 1)
 
 
 def _position(params: SymParams, cur: SymState, st: SymStep, ci: int) -> tuple[Expr, Expr | int]:
     """(guard on st.pos, 0-based position) for a receipt from buffer ci."""
     n = cur["len", ci]
-    if params.mutant is Mutant.NON_FIFO:
-        return z3.And(st.pos >= 1, st.pos <= n), st.pos - 1
+    bug = bug_of(params.mutant)
+    if bug is not None and bug.step == "Deliverable":
+        allowed = [
+            z3.And(st.pos == i, n >= i, _deliverable(params, cur, ci, i))
+            for i in positions(bug, params, ci)
+        ]
+        return z3.Or(allowed) if allowed else z3.BoolVal(False), st.pos - 1
     return z3.And(st.pos == 1, n >= 1), 0
 
 
@@ -444,12 +496,8 @@ def disjuncts(params: SymParams, cur: SymState, st: SymStep) -> list[Disjunct]:
             pos_ok, pos0 = _position(params, cur, st, ci)
             e.guard += [pos_ok, _read(params, e, ci, pos0) == -k, st.m == 0]
             _remove_at(params, e, ci, pos0)
-            for kj in range(len(params.snaps)):
-                if kj == ki:
-                    e.set(("rb", kj, ci), z3.BoolVal(True))
-                elif params.mutant is Mutant.MIXED_SNAPSHOTS:
-                    e.set(("rb", kj, ci), z3.Or(cur["rb", kj, ci], cur["red", kj, pd]))
-            _turn_red(params, e, pd, ki, z3.Not(cur["red", ki, pd]))
+            _turns_red(params, e, cur, ci, ki)
+            _turn_red(params, e, pd, ki, z3.Not(cur["red", ki, pd]), ci)
             add(("ReceiveRedLetter", ci, k), e)
 
     for pi, p in enumerate(params.procs):
@@ -460,7 +508,7 @@ def disjuncts(params: SymParams, cur: SymState, st: SymStep) -> list[Disjunct]:
             e.guard += [z3.Not(cur["red", ki, pi]), st.m == 0, st.pos == 0]
             if params.sequential:
                 e.guard += [complete(params, cur, kj) for kj, j in enumerate(params.snaps) if j < k]
-            _turn_red(params, e, pi, ki, None)
+            _turn_red(params, e, pi, ki, None, -1)
             add(("StartSnapshot", pi, k), e)
     return out
 
@@ -561,13 +609,14 @@ def flat_labels(params: SymParams) -> list[Label]:
     every read into a comparison with a constant and every write into a constant or
     an offset, which the solver handles far better than symbolic ``m``/``pos``.
     """
-    positions = range(1, params.capacity + 1) if params.mutant is Mutant.NON_FIFO else (1,)
+    bug = bug_of(params.mutant)
     total = params.total
     out: list[Label] = []
     for ci in range(len(params.chans)):
+        at = positions(bug, params, ci)
         out += [("SendApp", ci, m) for m in range(1, total + 1)]
-        out += [("ReceiveApp", ci, i, v) for i in positions for v in range(1, total + 1)]
-        out += [("ReceiveRedLetter", ci, k, i) for k in params.snaps for i in positions]
+        out += [("ReceiveApp", ci, i, v) for i in at for v in range(1, total + 1)]
+        out += [("ReceiveRedLetter", ci, k, i) for k in params.snaps for i in at]
     for pi, p in enumerate(params.procs):
         out += [
             ("StartSnapshot", pi, k)
@@ -616,6 +665,8 @@ def flat_disjuncts(params: SymParams, cur: SymState, st: SymStep) -> list[Disjun
             ci, i, v = label[1], label[2], label[3]
             pd = params.proc_index(params.chans[ci][1])
             e.guard += [cur["len", ci] >= i, cur["msg", ci, i - 1] == v]
+            if i > 1 or bug_of(params.mutant) is not None:
+                e.guard.append(_deliverable(params, cur, ci, i))
             e.set(("tok", pd), cur["tok", pd] + v)
             _remove_at(params, e, ci, i - 1)
             for ki in range(len(params.snaps)):
@@ -632,20 +683,18 @@ def flat_disjuncts(params: SymParams, cur: SymState, st: SymStep) -> list[Disjun
             ki = params.snap_index(k)
             pd = params.proc_index(params.chans[ci][1])
             e.guard += [cur["len", ci] >= i, cur["msg", ci, i - 1] == -k]
+            if i > 1 or bug_of(params.mutant) is not None:
+                e.guard.append(_deliverable(params, cur, ci, i))
             _remove_at(params, e, ci, i - 1)
-            for kj in range(len(params.snaps)):
-                if kj == ki:
-                    e.set(("rb", kj, ci), z3.BoolVal(True))
-                elif params.mutant is Mutant.MIXED_SNAPSHOTS:
-                    e.set(("rb", kj, ci), z3.Or(cur["rb", kj, ci], cur["red", kj, pd]))
-            _turn_red(params, e, pd, ki, z3.Not(cur["red", ki, pd]))
+            _turns_red(params, e, cur, ci, ki)
+            _turn_red(params, e, pd, ki, z3.Not(cur["red", ki, pd]), ci)
         else:
             pi, k = label[1], label[2]
             ki = params.snap_index(k)
             e.guard.append(z3.Not(cur["red", ki, pi]))
             if params.sequential:
                 e.guard += [complete(params, cur, kj) for kj, j in enumerate(params.snaps) if j < k]
-            _turn_red(params, e, pi, ki, None)
+            _turn_red(params, e, pi, ki, None, -1)
         add(label, e)
     return out
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from redletter.errors import InputError
 from redletter.python_model.values import Bool, Record, Value, parse_value
@@ -32,18 +33,70 @@ from redletter.python_model.values import Bool, Record, Value, parse_value
 Chan = tuple[str, str]
 
 
-class Mutant(Enum):
-    """The encoding's variants: the correct algorithm and the classic bugs.
+_LEGACY: tuple[tuple[str, str], ...] = (
+    ("CORRECT", "correct"),
+    ("NO_RECORDING", "no-recording"),  # Recording(k, p, c) == FALSE
+    ("NON_FIFO", "non-fifo"),  # Deliverable(c) == 1..Len(buf[c])
+    ("STOP_AT_FIRST", "stop-at-first"),  # recording ends at p's first red letter
+    ("NEVER_FORWARD", "never-forward"),  # only a starter sends red letters
+    ("MIXED_SNAPSHOTS", "mixed-snapshots"),  # a red letter turns its buffer red everywhere
+)
 
-    Each overrides exactly the operator its ``spec/MC*Failure.tla`` model overrides.
-    """
 
-    CORRECT = "correct"
-    NO_RECORDING = "no-recording"  #: Recording(k, p, c) == FALSE
-    NON_FIFO = "non-fifo"  #: Deliverable(c) == 1..Len(buf[c])
-    STOP_AT_FIRST = "stop-at-first"  #: recording ends at p's first red letter
-    NEVER_FORWARD = "never-forward"  #: only the first machine to turn red sends red letters
-    MIXED_SNAPSHOTS = "mixed-snapshots"  #: a red letter turns its buffer red in every snapshot
+def _members() -> list[tuple[str, str]]:
+    """The encoding's variants: the correct algorithm, then every bug class of the
+    registry (python_model/bugs.py) the encoding can run -- the older names first,
+    as the symbolic engine's ``--mutant`` has always called them."""
+    from redletter.python_model import bugs
+
+    covered = {bugs.get(v).name for _, v in _LEGACY[1:]}
+    extra = [
+        (b.name.upper().replace("-", "_"), b.name)
+        for b in bugs.BUGS.values()
+        if b.name not in covered and bugs.runs_in(b, "z3")[0]
+    ]
+    return [*_LEGACY, *extra]
+
+
+if TYPE_CHECKING:
+
+    class Mutant(Enum):
+        """The encoding's variants: the correct algorithm and the bug classes of the
+        registry it can run (at run time every such class is a member)."""
+
+        CORRECT = "correct"
+        NO_RECORDING = "no-recording"
+        NON_FIFO = "non-fifo"
+        STOP_AT_FIRST = "stop-at-first"
+        NEVER_FORWARD = "never-forward"
+        MIXED_SNAPSHOTS = "mixed-snapshots"
+
+else:
+
+    class _Variants(Enum):
+        """A variant is looked up by its value or by any name the registry has for
+        its bug class (``Mutant("stop-at-first-red-letter")``)."""
+
+        @classmethod
+        def _missing_(cls, value: object) -> object:
+            from redletter.errors import InputError
+            from redletter.python_model import bugs
+
+            try:
+                wanted = bugs.get(str(value)).name
+            except InputError:
+                return None
+            for m in cls:
+                if m.value != "correct" and bugs.get(m.value).name == wanted:
+                    return m
+            return None
+
+    Mutant = _Variants("Mutant", _members(), module=__name__, qualname="Mutant")
+    Mutant.__doc__ = (
+        "The encoding's variants: the correct algorithm, and every bug class of the "
+        "registry (python_model/bugs.py) whose step the encoding lets vary; each "
+        "member's value is a name the registry knows."
+    )
 
 
 @dataclass(frozen=True)

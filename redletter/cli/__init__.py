@@ -2,7 +2,7 @@
 
 The command room is the top floor of the kit and the only place that prints:
 one module per verb group (``check``, ``model``, ``teach``, ``symbolic``,
-``conform``, ``cos418``, ``pipeline``, ``flink``, ``variants``), the options they share
+``conform``, ``cos418``, ``pipeline``, ``flink``, ``variants``, ``teeth``), the options they share
 (:mod:`redletter.cli.options`) and the reporter (:mod:`redletter.cli.ui`).
 Every command parses its options, calls library functions, shows the result
 through the reporter and ends with its exit code.  Library modules that load z3
@@ -41,6 +41,7 @@ from redletter.cli import (
     pipeline,
     symbolic,
     teach,
+    teeth,
     ui,
     variants,
 )
@@ -66,6 +67,7 @@ app.add_typer(cos418.app, name="cos418")
 app.add_typer(pipeline.app, name="pipeline")
 app.add_typer(flink.app, name="flink")
 app.add_typer(variants.app, name="variants")
+app.add_typer(teeth.app, name="teeth")
 
 
 @lru_cache(maxsize=1)

@@ -32,6 +32,7 @@ from redletter.cli.ui import err_console
 if TYPE_CHECKING:
     from redletter.manifest import ModelEntry
     from redletter.python_model.explore import ExploreProgress
+    from redletter.python_model.teeth.matrix import CellResult
     from redletter.tlc import Progress as TlcProgress
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "ingest_progress",
     "judging",
     "status",
+    "teeth_progress",
 ]
 
 
@@ -176,6 +178,29 @@ def judging(
             counts[str(verdict)] = counts.get(str(verdict), 0) + 1
         progress.update(
             task, advance=1, counts=", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        )
+
+    with progress:
+        yield advance
+
+
+@contextmanager
+def teeth_progress(total: int) -> Iterator[Callable[[CellResult], None]]:
+    """A bar over the cells of the teeth matrix; yields the per-result callback."""
+    progress = _progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    task = progress.add_task("teeth matrix", total=total)
+
+    def advance(r: CellResult) -> None:
+        progress.update(
+            task,
+            advance=1,
+            description=f"{r.engine} {r.cell.model} {r.cell.prop}: {r.outcome.value}",
         )
 
     with progress:

@@ -7,8 +7,8 @@ The same verbs run on Spark as ``redletter pipeline explore|crosscheck|lemmas MO
 - ``crosscheck MODEL``: TLC's state graph and the Python model's, exactly; exit 0
   when they agree, 1 on any difference.
 - ``lemmas MODEL``: EWD 864's Lemma 0 and Lemma 1 three ways on every reachable
-  state; exit 0 when all hold, 1 when all three ways report a violation, 4 when the
-  ways disagree.
+  state; exit 0 when all hold, 1 on a violation (and where the ways disagree, it says
+  so), 2 when no snapshot completes (vacuous), 4 when the ways contradict each other.
 """
 
 from __future__ import annotations
@@ -195,8 +195,10 @@ def crosscheck_cmd(
 def lemmas_cmd(model: ModelArg, root: RootOption = None) -> None:
     """Check EWD 864's Lemma 0 and Lemma 1 three ways on every reachable state of MODEL.
 
-    Exit 0 when every completed snapshot satisfies both lemmas, 1 when all three ways
-    report a violation, 4 (internal error) when the three ways disagree.
+    Exit 0 when every completed snapshot satisfies both lemmas and the three ways
+    agree, 1 when a lemma is violated, 2 when no snapshot completes in any reachable
+    state (the check is vacuous), 4 (internal error) when the ways contradict each
+    other (a shadow that keeps step where the replay fails, a replay with no path).
     """
     from redletter.cli.live import status
     from redletter.python_model.config import load_model
@@ -206,8 +208,19 @@ def lemmas_cmd(model: ModelArg, root: RootOption = None) -> None:
     with status(f"checking the lemmas of {model}"):
         counts = check_lemmas_everywhere(cfg)
     ui.lines(describe_counts(counts))
+    if counts.vacuous:
+        ui.info(
+            f"Vacuous: no snapshot completes in any of the {counts.states:,} reachable "
+            f"states of {model}, so Lemma 0 and Lemma 1 were checked on no snapshot."
+        )
+        done(Exit.UNKNOWN)
+    agreement = (
+        "replay, reachability and the shadow networks agree"
+        if counts.agree
+        else "replay, reachability and the shadow networks disagree (see above)"
+    )
     if counts.all_pass:
-        ui.info("Lemma 0 and Lemma 1 hold; replay, reachability and the shadow networks agree.")
+        ui.info(f"Lemma 0 and Lemma 1 hold; {agreement}.")
         done(Exit.OK)
-    ui.info("Lemma 0 or Lemma 1 is violated; replay, reachability and the shadow networks agree.")
+    ui.info(f"Lemma 0 or Lemma 1 is violated; {agreement}.")
     done(Exit.FAIL)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from redletter.conformance.judges.outcome import Judgement
     from redletter.conformance.report import RunFolder
     from redletter.conformance.shrink import ShrinkResult
+    from redletter.manifest import Manifest
     from redletter.pipeline.campaign import CampaignSummary
     from redletter.pipeline.crosscheck import CrosscheckReport
     from redletter.pipeline.explore import LevelReport, SparkExploreResult
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from redletter.python_model.liveness import LivenessResult
     from redletter.python_model.symbolic import Cti, SymParams, Trace
     from redletter.python_model.symbolic.concrete import CState
+    from redletter.python_model.teeth.matrix import MatrixRun
+    from redletter.python_model.teeth.theorem import TheoremResult
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -152,10 +155,17 @@ def report_check_crosscheck(results: Sequence[CrosscheckResult]) -> None:
         spent = {
             k: sum(r.seconds.get(k, 0.0) for r in results) for k in ("explore", "parse", "compare")
         }
-        exact_n = sum(r.exact for r in results)
+        pending = [r.model for r in results if r.exact and r.mode == "pending"]
+        exact_n = sum(r.exact for r in results) - len(pending)
         info(
             f"Cross-check: {exact_n} of {len(results)} models agree with the Python model"
-            f" (Python side: explore {spent['explore']:.1f}s, DOT read {spent['parse']:.1f}s,"
+            + (
+                f", {len(pending)} pending (liveness failures, which need the Python "
+                f"liveness check: {', '.join(pending)})"
+                if pending
+                else ""
+            )
+            + f" (Python side: explore {spent['explore']:.1f}s, DOT read {spent['parse']:.1f}s,"
             f" compare {spent['compare']:.1f}s)."
         )
 
@@ -478,3 +488,119 @@ def pipeline_lemmas(texts: Sequence[str]) -> None:
     """``pipeline lemmas``' report lines."""
     for line in texts:
         console.print(line, highlight=False)
+
+
+# --------------------------------------------------------------------------- teeth
+
+_MARK = {"violated": "\u2717", "holds": "\u00b7", "pending": "?", "error": "E"}
+
+#: Short column headings of the teeth matrix (the legend prints them in full).
+_SHORT = {
+    "TypeOK": "Type",
+    "RedLetterInvariant": "RLI",
+    "OneRedLetterPerBuffer": "1RL",
+    "Lemma0": "L0",
+    "Lemma1": "L1",
+    "Lemma0ImpliesLemma1": "L0>L1",
+    "StableLemma0": "SL0",
+    "StableLemma1": "SL1",
+    "StableDetection": "SD",
+    "SnapshotSatisfiesAppInv": "Inv",
+    "ShadowLemma0": "Sh0",
+    "NoInterference": "NoI",
+    "SnapshotsComplete": "SC",
+}
+
+
+def report_teeth(run: MatrixRun, manifest: Manifest, problems: Sequence[str]) -> None:
+    """``teeth check``: the matrix (one line per model, one column per property, per
+    engine), then every mismatch, the pending cells and the manifest's gaps."""
+    from redletter.python_model.teeth.matrix import alone
+    from redletter.python_model.teeth.properties import PROPERTY_NAMES
+
+    rows = {m.model: m for m in manifest.models}
+    models = list(dict.fromkeys(r.cell.model for r in run.results))
+    props = [p for p in PROPERTY_NAMES if any(r.cell.prop == p for r in run.results)]
+    for engine in run.engines:
+        table = Table(
+            title=f"The teeth matrix in {'TLC' if engine == 'tlc' else 'the Python model'}",
+            title_justify="left",
+            caption="\u2717 violated, \u00b7 holds, ? pending, E error; red: not what the "
+            "manifest says; bold: violated alone (Lemma0 and StableLemma0 hold).  "
+            + ", ".join(f"{_SHORT.get(p, p)} {p}" for p in props),
+            caption_justify="left",
+        )
+        table.add_column("model", no_wrap=True)
+        for p in props:
+            table.add_column(_SHORT.get(p, p), justify="center", no_wrap=True)
+        got = {(r.cell.model, r.cell.prop): r for r in run.of(engine)}
+        for m in models:
+            cells = []
+            for p in props:
+                r = got.get((m, p))
+                if r is None:
+                    cells.append("")
+                    continue
+                mark = _MARK[r.outcome.value]
+                if r.outcome.value != "pending" and not r.matches:
+                    mark = f"[bold red]{mark}[/]"
+                elif r.matches and alone(rows[m], p):
+                    mark = f"[bold]{mark}[/]"
+                cells.append(mark)
+            table.add_row(m, *cells)
+        if console.is_terminal:
+            console.print(table)
+        else:  # make's log, CI: rich would squeeze 13 columns into 80 and drop the marks
+            Console(file=console.file, width=max(console.width, 140), highlight=False).print(table)
+    for r in run.mismatches:
+        where = f" (full TLC output: {r.log})" if r.log else ""
+        console.print(
+            f"MISMATCH {r.engine} {r.cell.model} {r.cell.prop}: the manifest says "
+            f"{r.cell.expected.value}, {r.engine} says {r.outcome.value}"
+            + (f": {r.detail}" if r.detail else "")
+            + where,
+            markup=False,
+            soft_wrap=True,
+        )
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for r in run.pending:
+        by_reason.setdefault((r.engine, r.detail), []).append(f"{r.cell.model} {r.cell.prop}")
+    for (engine, why), which in by_reason.items():
+        console.print(
+            f"{len(which)} {engine} cell(s) {why}: {', '.join(which)}",
+            markup=False,
+            soft_wrap=True,
+        )
+    for line in problems:
+        console.print(f"teeth: {line}", markup=False, soft_wrap=True)
+    decided = len(run.results) - len(run.pending)
+    console.print(
+        f"{decided - len(run.mismatches)} of {len(run.results)} cells as the manifest says, "
+        f"{len(run.mismatches)} not, {len(run.pending)} pending "
+        f"({run.seconds:.0f} s)",
+        markup=False,
+    )
+
+
+def report_theorem(results: Sequence[TheoremResult]) -> None:
+    """``teeth theorem``: one paragraph per variant, with its counterexample."""
+    for r in results:
+        console.print(r.describe(), markup=False, soft_wrap=True)
+        if r.counterexample is not None:
+            for line in r.counterexample.steps:
+                console.print(f"    {line}", markup=False)
+
+
+def report_bugs() -> None:
+    """``teeth bugs``: the registry of bug classes and where each runs."""
+    from redletter.python_model import bugs
+
+    table = Table(title="The registry of bug classes (python_model/bugs.py)", title_justify="left")
+    for name in ("bug class", "step override", "models", "z3", "node"):
+        table.add_column(name, overflow="fold")
+    for b in bugs.BUGS.values():
+        step = f"{b.step} <- {b.definition}" if b.is_step else "(node only)"
+        z3_ok, _ = bugs.runs_in(b, "z3")
+        node = "derived" if b.node == "derived" else ("hand-written" if b.node else "no")
+        table.add_row(b.name, step, ", ".join(b.models) or "-", "yes" if z3_ok else "no", node)
+    console.print(table)
