@@ -143,7 +143,10 @@ def test_explain_a_must_fail_model_shows_its_counterexample(
 ) -> None:
     out = tmp_path / "e.html"
     assert _run(["explain", "MCNeverForwardFailure", "-o", str(out)]) == 0
-    assert capsys.readouterr().out.splitlines()[1:3] == [
+    assert capsys.readouterr().out.splitlines()[1:4] == [
+        "  Invariant OneRedLetterPerBuffer is violated at step 2: buffer p2→p3 has carried 0 "
+        "red letters of snapshot 1 (in flight or received), but its source p2 is red: it must "
+        "have carried 1",
         "  Invariant RedLetterInvariant is violated at step 2: buffer p2→p3 goes from red p2 "
         "to white p3 in snapshot 1 and holds 0 red letters of it",
         "  snapshot 1: snapshot 1 does not complete in this run: the shadow networks are "
@@ -170,7 +173,7 @@ def test_explain_a_must_fail_model_shows_its_counterexample(
         ),
         (
             ["diagram", "MCSequential", "--counterexample"],
-            "MCSequential has no counterexample: the Python explorer checked 2,418 states and "
+            "MCSequential has no counterexample: the Python explorer checked 4,098 states and "
             "found no violation of the invariants and properties its cfg lists; give a run "
             "with --itf TRACE (or, for MCSeed, --seed-example)",
         ),

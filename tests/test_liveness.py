@@ -58,7 +58,7 @@ def test_progressspec_adds_the_bulleted_progress_conditions() -> None:
 
 
 def test_two_snapshots_give_two_property_instances() -> None:
-    t = temporal_of(ChandyLamportEngine(load_model("MCConcurrent", SPEC)))
+    t = temporal_of(ChandyLamportEngine(load_model("MCConcurrentLive", SPEC)))
     assert [p.label for p in t.properties] == [
         "SnapshotsComplete[k = 1]",
         "SnapshotsComplete[k = 2]",

@@ -4,7 +4,6 @@ classes, the theorem, the generated page."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import re
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from redletter.python_model.teeth.docs import (
     teeth_page,
 )
 from redletter.python_model.teeth.matrix import (
-    PENDING_LIVENESS,
     RECORD_NAME,
     Cell,
     CellResult,
@@ -49,7 +47,6 @@ from redletter.python_model.teeth.theorem import VARIANTS, check_theorem
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
 MANIFEST = load_manifest(SPEC / "manifest.json")
-HAS_LIVENESS = importlib.util.find_spec("redletter.python_model.liveness") is not None
 
 
 # --------------------------------------------------------------------------- the manifest
@@ -146,26 +143,21 @@ def test_a_cell_cfg_keeps_constants_override_and_spec_and_checks_one_property() 
 def test_python_cells_match_the_manifest(model: str) -> None:
     for cell in cells(MANIFEST, [model]):
         r = python_cell(SPEC, cell)
-        if cell.prop == "SnapshotsComplete" and not HAS_LIVENESS:
-            assert (r.outcome, r.detail) == (Outcome.PENDING, PENDING_LIVENESS)
-        else:
-            assert r.matches, (cell, r.outcome, r.detail)
+        assert r.matches, (cell, r.outcome, r.detail)
 
 
 @pytest.mark.slow
 def test_every_python_cell_matches_the_manifest() -> None:
     run = check_teeth(Project(ROOT), MANIFEST, engines=("python",))
     assert run.mismatches == []
-    assert len(run.pending) == (0 if HAS_LIVENESS else len(must_fail(MANIFEST)))
+    assert run.pending == []
 
 
-def test_python_liveness_is_pending_never_a_pass_without_the_check() -> None:
-    cfg = load_model("MCRedLetterLeftUnreadLivenessFailure", SPEC)
-    outcome, detail = python_liveness(cfg)
-    if HAS_LIVENESS:
-        assert outcome is Outcome.VIOLATED
-    else:
-        assert (outcome, detail) == (Outcome.PENDING, "pending (needs the Python liveness check)")
+def test_python_liveness_cells_are_decided() -> None:
+    for model in ("MCRedLetterLeftUnreadLivenessFailure", "MCNeverForwardLivenessFailure"):
+        outcome, detail = python_liveness(load_model(model, SPEC))
+        assert (outcome, detail) == (Outcome.VIOLATED, "Temporal properties were violated")
+    assert python_liveness(load_model("MCToken2", SPEC)) == (Outcome.HOLDS, "")
 
 
 @pytest.mark.tlc
@@ -306,7 +298,7 @@ def _stable_antecedents(model: str) -> tuple[int, int]:
         for k, sf in enumerate(s.sf):
             if sf is None:
                 continue
-            s0 += cfg.app.stable(s.s0[k])  # type: ignore[arg-type]
+            s0 += cfg.app.stable(s.s0[k])
             star += cfg.app.stable(snapshot(s, k))
     return s0, star
 
@@ -369,10 +361,7 @@ def test_the_record_of_the_last_full_run_is_current() -> None:
     assert record is not None
     for c in record["cells"]:
         assert c["tlc"] == c["expected"], c
-        if c["python"] == "pending":
-            assert c["property"] == "SnapshotsComplete" and not HAS_LIVENESS, c
-        else:
-            assert c["python"] == c["expected"], c
+        assert c["python"] == c["expected"], c
 
 
 def test_a_stale_record_is_named_on_the_page() -> None:
@@ -461,24 +450,15 @@ def test_the_matrix_section_has_one_row_per_must_fail_model() -> None:
     assert dict(zip(PROPERTY_NAMES, cells_, strict=True))["Lemma1"] == "**\u2717\u2080**"
 
 
-def test_cli_teeth_check_python_and_pending(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_teeth_check_python(capsys: pytest.CaptureFixture[str]) -> None:
     result = CliRunner().invoke(
         cli_app,
         ["teeth", "check", "--engine", "python", "--model", "MCResentRedLettersFailure",
          "--root", str(ROOT)],
     )  # fmt: skip
     lines = result.output.splitlines()
-    if HAS_LIVENESS:
-        assert result.exit_code == 0, result.output
-    else:
-        assert result.exit_code == 2, result.output
-        assert (
-            "1 python cell(s) pending (needs the Python liveness check): "
-            "MCResentRedLettersFailure SnapshotsComplete"
-        ) in lines
-    assert lines[-1].startswith("12 of 13 cells as the manifest says, 0 not, 1 pending") or (
-        HAS_LIVENESS and lines[-1].startswith("13 of 13 cells as the manifest says")
-    )
+    assert result.exit_code == 0, result.output
+    assert lines[-1].startswith("13 of 13 cells as the manifest says, 0 not, 0 pending"), lines
 
 
 def test_cli_teeth_check_one_property_passes() -> None:

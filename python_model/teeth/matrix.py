@@ -23,7 +23,6 @@ model, and ``Lemma1``, ``StableLemma1`` and ``StableDetection`` are each violate
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import re
 import shutil
@@ -349,30 +348,19 @@ def tlc_cell(
 def python_liveness(model: Any) -> tuple[Outcome, str]:
     """The Python model's verdict on the temporal properties of ``model`` (a
     :class:`~redletter.python_model.config.ModelConfig` whose ``liveness`` lists
-    them), through the one function of the liveness check (branch issue12:
-    ``redletter.python_model.liveness.full_check``).  Where that check is not
-    installed, the cell is *pending* -- never a pass."""
-    try:
-        module = importlib.import_module("redletter.python_model.liveness")
-    except ModuleNotFoundError:
-        return Outcome.PENDING, PENDING_LIVENESS
-    full_check: Callable[[Any], tuple[Any, Any]] | None = getattr(module, "full_check", None)
-    if full_check is None:
-        return Outcome.PENDING, PENDING_LIVENESS + ": the module has no full_check"
+    them), through the one function of the liveness check
+    (:func:`redletter.python_model.liveness.full_check`, fair-SCC analysis under the
+    SPECIFICATION's fairness, cross-checked against TLC by ``make check``)."""
+    from redletter.python_model.liveness import full_check
+
     explored, live = full_check(model)
     if explored.violation is not None:
         return Outcome.ERROR, f"a safety check fired first: {explored.violation.describe()}"
     if live is None:
         return Outcome.ERROR, "the liveness check returned no verdict"
-    bad = live.violated
-    return (
-        (Outcome.VIOLATED, "Temporal properties were violated")
-        if bad
-        else (
-            Outcome.HOLDS,
-            "",
-        )
-    )
+    if live.violated:
+        return Outcome.VIOLATED, "Temporal properties were violated"
+    return Outcome.HOLDS, ""
 
 
 def python_cell(spec_dir: Path, cell: Cell) -> CellResult:

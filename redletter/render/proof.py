@@ -80,6 +80,13 @@ INVARIANT_WORDS: Mapping[str, str] = {
     "StableDetection": "a stable predicate seen in a snapshot holds from then on",
     "SnapshotSatisfiesAppInv": "every snapshot satisfies what every reachable state of the "
     "application does",
+    "OneRedLetterPerBuffer": "each buffer carries exactly one red letter of each snapshot "
+    "once its source is red (in flight, or received and the buffer red), none before",
+    "Lemma0ImpliesLemma1": "for bugs in colouring and red-letter handling over FIFO buffers, "
+    "Lemma 0 implies Lemma 1 on every completed snapshot",
+    "NoInterference": "Chandy and Lamport's “the snapshot algorithm does not interfere”: seen "
+    "through the application's state, every step is no step or one the application alone "
+    "could take",
     "ShadowLemma0": "Lemma 0's shadow network keeps step: “to an action performed in reality by "
     "a white machine corresponds in the shadow network exactly the same action, to one "
     "performed by a red machine … a skip”",
@@ -301,6 +308,23 @@ def _red_letter_why(cfg: ModelConfig, s: State) -> str:
     return ""
 
 
+def _one_letter_why(cfg: ModelConfig, s: State) -> str:
+    for k, red in enumerate(s.red):
+        letter = -cfg.snaps[k]
+        for c, b in enumerate(s.buf):
+            src = cfg.chan_src[c]
+            carried = b.count(letter) + (s.red_buf[k] >> c & 1)
+            want = red >> src & 1
+            if carried != want:
+                state = "red" if want else "white"
+                return (
+                    f"buffer {chan_name(cfg.chans[c])} has carried {carried} red letters of "
+                    f"snapshot {cfg.snaps[k]} (in flight or received), but its source "
+                    f"{cfg.procs[src]} is {state}: it must have carried {want}"
+                )
+    return ""
+
+
 def _show_g(cfg: ModelConfig, g: GState) -> str:
     machines = ", ".join(f"{p}: {show_local(cfg, x)}" for p, x in zip(cfg.procs, g[0], strict=True))
     bufs = ", ".join(
@@ -394,6 +418,16 @@ def _break_of(cfg: ModelConfig, name: str, states: Sequence[State], n: int) -> t
     s = states[n]
     if name == "RedLetterInvariant":
         return "", _red_letter_why(cfg, s)
+    if name == "OneRedLetterPerBuffer":
+        return "", _one_letter_why(cfg, s)
+    if name == "Lemma0ImpliesLemma1":
+        conjunct, why = _lemma_break(cfg, s, 1)
+        return conjunct, (f"Lemma 0 holds and Lemma 1 does not: {why}" if why else "")
+    if name == "NoInterference":
+        return "", (
+            "seen through the application's state the step is neither no step nor one step "
+            "the application alone could take: the snapshot algorithm interferes"
+        )
     if name == "Lemma0":
         return _lemma_break(cfg, s, 0)
     if name == "Lemma1":
