@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from redletter.python_model.symbolic.induction import (  # noqa: E402
+from redletter.python_model.symbolic.induction import (
     CONJUNCTS,
     VARIANTS,
     Budget,

@@ -21,6 +21,7 @@ import z3
 
 from redletter.python_model import actions
 from redletter.python_model.state import State
+from redletter.python_model.symbolic.concrete import Msg
 from redletter.python_model.symbolic.induction import Case
 from redletter.python_model.symbolic.induction import concrete as cc
 from redletter.python_model.symbolic.induction.apps import ConcreteApp, TokenApp, theory
@@ -97,7 +98,7 @@ def _topology(case: Case) -> Topology:
 
 
 def _same(case: Case, r: cc.Reality, s: State) -> bool:
-    def buf(b: Sequence[cc.Msg]) -> tuple[int, ...]:
+    def buf(b: Sequence[Msg]) -> tuple[int, ...]:
         return tuple(-m.snap if m.kind == "red" else m.val for m in b)
 
     return (

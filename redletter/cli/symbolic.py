@@ -265,7 +265,7 @@ class _Progress:
         )
 
 
-class _induction_progress:  # noqa: N801 - used as a context manager, like contextlib's
+class _induction_progress:
     def __init__(self, case: Any) -> None:
         from redletter.python_model.symbolic.induction.prove import questions
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from redletter.errors import InputError
-from redletter.python_model.topology import complete, directed_ring, ring
+from redletter.python_model.topology import Topology, complete, directed_ring, ring
 
 __all__ = ["APPS", "TOPOLOGIES", "VARIANTS", "Case", "Variant", "variant_named"]
 
@@ -169,11 +169,11 @@ class Case:
 
     @cached_property
     def procs(self) -> tuple[str, ...]:
-        return self._topology.procs
+        return tuple(self._topology.procs)
 
     @cached_property
     def chans(self) -> tuple[Chan, ...]:
-        return self._topology.chans
+        return tuple(self._topology.chans)
 
     @property
     def snaps(self) -> tuple[int, ...]:
@@ -181,7 +181,7 @@ class Case:
         return tuple(range(1, self.snapshots + 1))
 
     @cached_property
-    def _topology(self) -> object:
+    def _topology(self) -> Topology:
         make = {"ring": ring, "directed-ring": directed_ring, "complete": complete}
         return make[self.topology](self.machines)
 

@@ -102,7 +102,10 @@ class Step:
         if self.action == "ReceiveApp":
             return f"ReceiveApp({case.chan_name(self.c or 0)}, i = {self.i}) of {self.m}"
         if self.action == "ReceiveRedLetter":
-            return f"ReceiveRedLetter({case.chan_name(self.c or 0)}, i = {self.i}) of red letter {self.k}"
+            return (
+                f"ReceiveRedLetter({case.chan_name(self.c or 0)}, i = {self.i}) "
+                f"of red letter {self.k}"
+            )
         return f"StartSnapshot({case.procs[self.p or 0]}, {self.k})"
 
 
@@ -238,7 +241,8 @@ def enabled_steps(
             if nxt is not None:
                 yield st, nxt
     for c, b in enumerate(r.buf):
-        positions = range(1, len(b) + 1) if case.variant == "non-fifo" else range(1, min(2, len(b) + 1))
+        last = len(b) if case.variant == "non-fifo" else min(1, len(b))
+        positions = range(1, last + 1)
         for i in positions:
             msg = b[i - 1]
             action = "ReceiveApp" if msg.kind == "app" else "ReceiveRedLetter"
@@ -391,7 +395,7 @@ def well_formed(case: Case, w: World) -> dict[str, bool]:
         letters = [m.snap for m in w.reality.buf[c] if m.kind == "red"]
         out[f"AtMostOneRedLetter({case.chan_name(c)})"] = len(letters) == len(set(letters))
         for k in range(case.snapshots):
-            pre, has, post = w.ghost[k].buf[c]
+            _pre, has, post = w.ghost[k].buf[c]
             out[f"shadow buffer {case.chan_name(c)} of snapshot {case.snaps[k]} is normal"] = (
                 has or post == ()
             )
@@ -462,7 +466,7 @@ def ghost_step(
         ok = app.sendable(a, q, g.local[a], st.m)
         local[a] = app.after_send(a, q, g.local[a], st.m)
         pre, has, post = g.buf[st.c]
-        buf[st.c] = (pre, has, post + (st.m,)) if has else (pre + (st.m,), has, post)
+        buf[st.c] = (pre, has, (*post, st.m)) if has else ((*pre, st.m), has, post)
     elif st.action == "InternalEvent":
         assert st.e is not None
         ok = app.events(a, g.local[a], st.e)
@@ -543,7 +547,9 @@ def ghost_of_run(
         for k in range(case.snapshots):
             g, ok = ghost_step(case, app, states[t], st, ghosts[-1][k], k)
             if not ok:
-                raise ValueError(f"step {t + 1} ({st.text(case)}): the shadow of Lemma 1 cannot copy it")
+                raise ValueError(
+                    f"step {t + 1} ({st.text(case)}): the shadow of Lemma 1 cannot copy it"
+                )
             nxt.append(g)
         ghosts.append(tuple(nxt))
     return ghosts

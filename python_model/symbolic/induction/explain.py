@@ -29,7 +29,9 @@ OBLIGATIONS: dict[str, str] = {
     "SnapshotPinned": "the stream a snapshot records for a buffer is fixed from the start",
     "ProphesiedState": "a machine turning red records the state the prophecy named",
     "SendsItsRedLetterNext": "a machine turning red has nothing left to send before its red letter",
-    "ReceivesNothingMoreWhileWhite": "a machine turning red has nothing left to receive while white",
+    "ReceivesNothingMoreWhileWhite": (
+        "a machine turning red has nothing left to receive while white"
+    ),
     "CompleteMeansAllRed": "a complete snapshot has every machine red",
     "Lemma0EndsInSnapshotState": "Lemma 0's shadow ends in the snapshot state",
     "Lemma1StartsInSnapshotState": "Lemma 1's shadow starts in the snapshot state",

@@ -125,8 +125,11 @@ def shadow_lemma0(
         c, q = d.chan, case.dst(d.chan)
         possible = app.sendable(a, q, loc0[a], m)
         copied = _all(
-            [loc1[a] == app.after_send(a, q, loc0[a], m), buf1[c] == concat(buf0[c], unit(m))]
-            + same_except(a, c)
+            [
+                loc1[a] == app.after_send(a, q, loc0[a], m),
+                buf1[c] == concat(buf0[c], unit(m)),
+                *same_except(a, c),
+            ]
         )
     elif d.app_act == "internal":
         possible = app.events(a, loc0[a], m)
@@ -144,8 +147,7 @@ def shadow_lemma0(
             z3.Length(buf0[c]) >= 1, head == m, app.can_receive(a, p, loc0[a], m)
         )
         copied = _all(
-            [loc1[a] == app.after_receive(a, p, loc0[a], m), buf1[c] == rest]
-            + same_except(a, c)
+            [loc1[a] == app.after_receive(a, p, loc0[a], m), buf1[c] == rest, *same_except(a, c)]
         )
     both = z3.And(progress, white)
     out.append((f"WhiteActionPossible({kid})", z3.Implies(both, possible)))

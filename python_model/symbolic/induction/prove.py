@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias
+from typing import Any, TypeAlias
 
 import z3
 
@@ -42,10 +42,15 @@ from redletter.python_model.symbolic.induction.obligations import (
     prophecy_spent,
     shadow_lemma0,
 )
+from redletter.python_model.symbolic.induction.replay import replay_state, replay_step
+from redletter.python_model.symbolic.induction.result import (
+    Budget,
+    Cti,
+    InductionResult,
+    Outcome,
+)
 from redletter.python_model.symbolic.induction.state import (
     GHOST,
-    PROPHECY as PROPHECY_KEYS,
-    REALITY as REALITY_KEYS,
     SEQ,
     Key,
     SymState,
@@ -53,12 +58,11 @@ from redletter.python_model.symbolic.induction.state import (
     fresh_state,
     well_formed,
 )
-from redletter.python_model.symbolic.induction.replay import replay_state, replay_step
-from redletter.python_model.symbolic.induction.result import (
-    Budget,
-    Cti,
-    InductionResult,
-    Outcome,
+from redletter.python_model.symbolic.induction.state import (
+    PROPHECY as PROPHECY_KEYS,
+)
+from redletter.python_model.symbolic.induction.state import (
+    REALITY as REALITY_KEYS,
 )
 from redletter.python_model.symbolic.induction.steps import (
     Disjunct,
@@ -266,7 +270,7 @@ def _conquer(
 
 
 def _why(solver: z3.Solver) -> str:
-    reason = solver.reason_unknown()
+    reason = str(solver.reason_unknown())
     if reason in ("canceled", "max. resource limit exceeded"):
         return "the per-call resource budget is spent"
     if reason == "timeout":

@@ -150,7 +150,9 @@ def replay_step(case: Case, app: ConcreteApp, cti: Cti, dropped: Sequence[str]) 
         _holds(case, cti, u, _layer_conjuncts(("prophecy",), dropped), "after")
         before, conds = cc.prophecy_step(case, r, st, u.reality, u.prophecy)
         if before != w.prophecy:
-            raise _fail(case, cti, f"the prophecy before the step is {before}, z3 says {w.prophecy}")
+            raise _fail(
+                case, cti, f"the prophecy before the step is {before}, z3 says {w.prophecy}"
+            )
         values.update(cc.conjuncts(case, w))
         values.update(conds)
     else:

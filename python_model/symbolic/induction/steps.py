@@ -189,7 +189,9 @@ def disjuncts(case: Case, app: AppTheory, s: SymState, tag: str) -> list[Disjunc
             d.params[f"ahead{k}"] = ahead
             d.guard.append(z3.Implies(z3.And(has, ahead), before == concat(pre_k, v)))
             d.guard.append(z3.Implies(z3.And(has, ahead), post_k == concat(v, unit(m), after)))
-            d.guard.append(z3.Implies(z3.And(has, z3.Not(ahead)), pre_k == concat(before, unit(m), w)))
+            d.guard.append(
+                z3.Implies(z3.And(has, z3.Not(ahead)), pre_k == concat(before, unit(m), w))
+            )
             e.set(("pre", k, c), z3.If(has, z3.If(ahead, pre_k, concat(before, w)),
                                        concat(before, after)))
             e.set(("post", k, c), z3.If(z3.And(has, ahead), concat(v, after), post_k))
@@ -382,7 +384,8 @@ def ghost_step(
         assert d.chan is not None
         c, q = d.chan, case.dst(d.chan)
         g.possible = z3.Implies(red, app.sendable(a, q, s["gl", k, a], d.value))
-        g.upd[("gl", k, a)] = z3.If(red, app.after_send(a, q, s["gl", k, a], d.value), s["gl", k, a])
+        sent = app.after_send(a, q, s["gl", k, a], d.value)
+        g.upd[("gl", k, a)] = z3.If(red, sent, s["gl", k, a])
         has = s["ghas", k, c]
         g.upd[("gpost", k, c)] = z3.If(
             z3.And(red, has), concat(s["gpost", k, c], unit(d.value)), s["gpost", k, c]
@@ -422,7 +425,9 @@ def ghost_step(
     return g
 
 
-def frame(updates: Mapping[Key, Expr], pre: SymState, post: SymState, kinds: tuple[str, ...]) -> list[Expr]:
+def frame(
+    updates: Mapping[Key, Expr], pre: SymState, post: SymState, kinds: tuple[str, ...]
+) -> list[Expr]:
     """``post[key] == updates.get(key, pre[key])`` for every key of the given kinds."""
     return [
         post[key] == updates.get(key, pre[key])
