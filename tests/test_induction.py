@@ -60,6 +60,11 @@ def test_every_conjunct_is_needed(name: str) -> None:
     text = cti_lines(case, cti, r.dropped)
     assert text[1] == f"  the invariant without {name}"
     assert "  broken:" in text
+    # the student is told which instance of the dropped conjunct the state breaks
+    why = next(i for i, line in enumerate(text) if line.startswith("  why it is needed:"))
+    assert text[why].endswith(" breaks what the dropped conjunct says,")
+    assert text[why + 1].startswith(f"    {name}(")
+    assert text[why + 1].endswith(": " + CONJUNCTS[name].says)
 
 
 def _smallest(variant: str) -> Case:
@@ -159,6 +164,10 @@ def test_the_command_prints_the_counterexample_when_a_conjunct_is_dropped() -> N
     )
     assert lines[1] == "  the invariant without WhiteMachineRecordsNothing"
     assert "  the step: ReceiveApp(p1→p2, i = 1) of " in out
+    assert (
+        "    WhiteMachineRecordsNothing(1, p1→p2): a machine white in k has recorded "
+        "nothing on its input buffers for k" in lines
+    )
     assert (
         "    WhiteActionPossible(1): Lemma 0's shadow can take the action a white machine "
         "takes" in lines

@@ -124,7 +124,8 @@ def cti_lines(case: Case, cti: Cti, dropped: Sequence[str] = ()) -> list[str]:
     if dropped:
         out.append(f"  the invariant without {', '.join(dropped)}")
     if case.variant != "correct":
-        out.append(f"  variant {case.variant}: {VARIANTS[case.variant].bug}")
+        v = VARIANTS[case.variant]
+        out.append(f"  variant {case.variant}: {v.bug}; it breaks {v.breaks}")
     width = max((len(a) for a, _ in world_rows(case, cti.before, layers)), default=10)
     if cti.kind == "state":
         out.append(f"  the state (it satisfies every conjunct the check assumes): {cti.check}")
@@ -150,9 +151,39 @@ def cti_lines(case: Case, cti: Cti, dropped: Sequence[str] = ()) -> list[str]:
     for label in cti.broken:
         says = _says(label)
         out.append(f"    {label}" + (f": {says}" if says else ""))
+    out += _why_needed(case, cti, dropped)
     if cti.functions:
         out.append("  the application (uninterpreted functions, as z3 chose them):")
         out += [f"    {f}" for f in cti.functions]
+    return out
+
+
+def _why_needed(case: Case, cti: Cti, dropped: Sequence[str]) -> list[str]:
+    """Why the dropped conjuncts are needed: the instances of them that the
+    counterexample's assumed state breaks (the state before the step; for a backward
+    check, the state after it).  The whole invariant excludes that state, so the
+    counterexample is not one against it."""
+    if not dropped:
+        return []
+    world = cti.after if cti.kind == "backward" and cti.after is not None else cti.before
+    values = cc.conjuncts(case, world)
+    false = [label for label, ok in values.items()
+             if not ok and label.split("(")[0] in dropped]
+    where = "after" if cti.kind == "backward" else "before"
+    if cti.kind == "state":
+        where = ""
+    state = f"the state {where}".replace("the state  ", "the state ").rstrip()
+    if not false:
+        return [
+            f"  why it is needed: {state} satisfies {', '.join(dropped)} too, so this "
+            "counterexample is one of the layer's assumptions, not of the dropped conjunct"
+        ]
+    out = [f"  why it is needed: {state} breaks what the dropped conjunct says,"]
+    out += [f"    {label}: {_says(label)}" for label in false]
+    out.append(
+        "  so the whole invariant rules that state out: with the conjunct, the check "
+        "starts only from states where it holds"
+    )
     return out
 
 
