@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.python_model.symbolic.concrete import Msg
-from redletter.python_model.symbolic.induction import concrete as cc
 from redletter.python_model.symbolic.induction.case import VARIANTS, Case
 from redletter.python_model.symbolic.induction.invariant import CONJUNCTS, LAYERS
 from redletter.python_model.symbolic.induction.result import (

@@ -18,9 +18,9 @@ from typing import Any, TypeAlias
 
 import z3
 
+import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.errors import InputError, InternalError
 from redletter.python_model.symbolic.concrete import Msg, app_msg, red_letter
-from redletter.python_model.symbolic.induction import concrete as cc
 from redletter.python_model.symbolic.induction.apps import AppTheory, theory
 from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.invariant import (

@@ -15,8 +15,8 @@ from typing import Any
 
 import z3
 
+import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.errors import InternalError
-from redletter.python_model.symbolic.induction import concrete as cc
 from redletter.python_model.symbolic.induction.apps import ConcreteApp
 from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.invariant import CONJUNCTS

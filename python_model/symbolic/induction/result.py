@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from redletter.python_model.symbolic.induction import concrete as cc
+import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.invariant import CONJUNCTS
 
