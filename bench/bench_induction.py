@@ -143,9 +143,11 @@ def main() -> None:
     args = ap.parse_args()
     budget = Budget(call_units=args.call_units, case_seconds=args.case_seconds)
     started = time.strftime("%Y-%m-%d")
+    command = " ".join(["python bench/bench_induction.py", *sys.argv[1:]])
     out = [
         f"Budget per case: {budget.describe()}; measured {started} with "
-        f"`python bench/bench_induction.py` (2 cores, shared).",
+        f"`{command}` (2 cores, shared).  A case whose budget runs out is open, "
+        "never proved.",
         "",
         *run_cases(args, budget),
     ]

@@ -103,6 +103,15 @@ def test_what_z3_does_not_settle_is_open_never_proved() -> None:
     assert {o.reason for o in r.open_checks} == {"the per-call resource budget is spent"}
 
 
+def test_a_spent_wall_clock_budget_leaves_the_case_open() -> None:
+    r = prove(Case("complete", 2, 1), budget=Budget(case_seconds=1e-6))
+    assert (r.lemma0, r.lemma1) == ("open", "open") and not r.ctis
+    # only questions with no obligation at all (a step that touches nothing the
+    # layer reads) are settled without z3
+    assert all(o.obligations == 0 for o in r.outcomes if o.verdict == "proved")
+    assert {o.reason for o in r.open_checks} == {"the case's wall-clock budget is spent"}
+
+
 def test_an_unknown_conjunct_is_bad_input() -> None:
     with pytest.raises(InputError) as e:
         prove(Case("complete", 2, 1), drop=("RedLetterInvariant",))
