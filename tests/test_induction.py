@@ -36,9 +36,22 @@ def test_the_smallest_case_is_proved(app: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("topology", "machines", "snapshots"),
-    [("complete", 2, 2), ("ring", 3, 1), ("directed-ring", 3, 1)],
+    [("complete", 2, 2), ("ring", 3, 1), ("directed-ring", 3, 1), ("ring", 4, 1)],
 )
 def test_small_cases_are_proved(topology: str, machines: int, snapshots: int) -> None:
+    r = prove(Case(topology, machines, snapshots))
+    assert (r.lemma0, r.lemma1) == ("proved", "proved"), [
+        (o.check, o.reason) for o in r.open_checks
+    ]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize(
+    ("topology", "machines", "snapshots"),
+    [("complete", 3, 2), ("complete", 4, 1), ("ring", 4, 2)],
+)
+def test_the_larger_cases_are_proved(topology: str, machines: int, snapshots: int) -> None:
+    # 1-5 minutes each on the shared 2-core machine (README, "The lemmas by induction")
     r = prove(Case(topology, machines, snapshots))
     assert (r.lemma0, r.lemma1) == ("proved", "proved"), [
         (o.check, o.reason) for o in r.open_checks
