@@ -111,6 +111,9 @@ def run_drops(spec: str, budget: Budget) -> list[str]:
 
 def run_variants(budget: Budget) -> list[str]:
     lines = [
+        "Each bug class on the smallest case where it shows: the first counterexample "
+        "to induction.",
+        "",
         "| bug class | case | Lemma 0 | Lemma 1 | first counterexample | z3 s |",
         "| --- | --- | --- | --- | --- | ---: |",
     ]
