@@ -327,6 +327,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "report it as a bug of redletter, with the model and the whole message: one of"
        " the checkers is wrong",
        "README.md, section “The lemmas, three ways”"),
+    _E("RL-INTERNAL-INDUCTION", _BUG, ("InternalError",),
+       "a counterexample to induction z3 found does not replay in the concrete"
+       " interpreter, or a check holds only because no state takes its step: the z3"
+       " encoding and the concrete semantics of the induction disagree",
+       "report it as a bug of redletter, with the command you ran and its whole output:"
+       " no verdict of that run can be trusted",
+       "README.md, section “The lemmas by induction”"),
     _E("RL-INTERNAL-BFS", _BUG, ("InternalError",),
        "rebuilding a counterexample, the Spark exploration found a state missing from"
        " its own BFS tree",

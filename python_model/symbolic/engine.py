@@ -137,7 +137,10 @@ class BmcResult:
     violated: tuple[str, ...]
     trace: Trace | None
     seconds_per_depth: tuple[float, ...]
-    inductive: bool = False  #: the facts proved were inductive: no violation at any depth
+    #: the facts proved were inductive: no violation at any depth *of the bounded
+    #: system* (buffers of ``params.capacity`` messages, recorded streams of
+    #: ``params.record_capacity``); token sums, not Lemma 0 and Lemma 1
+    inductive: bool = False
 
     @property
     def ok(self) -> bool:
@@ -212,7 +215,11 @@ def bmc(
     mutant) is dropped from then on and never reported, and the depth falls back to
     the unrolled check, so lemmas change the speed, never a verdict.
     ``BmcResult.inductive`` says whether the facts were found inductive, i.e. the
-    invariants hold at every depth, not only up to ``depth``.
+    invariants hold at every depth, not only up to ``depth`` -- of the bounded system
+    (buffers of at most ``params.capacity`` messages, recorded streams of at most
+    ``params.record_capacity``: a step past either bound is disabled).  The invariants
+    are token sums (``SnapshotSatisfiesAppInv``), not Lemma 0 and Lemma 1: for those,
+    see :mod:`redletter.python_model.symbolic.induction`.
     """
     unknown = [name for name in invariants if name not in enc.INVARIANTS]
     if unknown:
@@ -362,7 +369,9 @@ class Cti:
 @dataclass(frozen=True)
 class InductionResult:
     """``proved`` is True when ``Init => Inv``, ``Inv /\\ Next => Inv'`` and
-    ``Inv => RedLetterInvariant`` all hold (in the bounded state space)."""
+    ``Inv => RedLetterInvariant`` all hold (in the bounded state space).  This is EWD
+    864's first stage only, the red-letter traffic: it is blind to every recording
+    bug; :mod:`redletter.python_model.symbolic.induction` proves the lemmas."""
 
     params: SymParams
     conjuncts: tuple[str, ...]
