@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from redletter.cli import main
+from redletter.manifest import load_manifest
+from redletter.python_model.teeth.docs import teeth_matrix_section
+from redletter.python_model.teeth.matrix import must_fail
 from redletter.render.proofs_doc import DOC, PICTURES, TEETH_BEGIN, TEETH_END, build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def built() -> dict[str, str]:
-    return build(ROOT, (ROOT / DOC).read_text(encoding="utf-8"))
+    return build(ROOT)
 
 
 def test_proofs_doc_is_current(built: dict[str, str]) -> None:
@@ -43,11 +46,12 @@ def test_each_picture_is_what_its_command_draws(
     assert out.read_text(encoding="utf-8") == built[f"{PICTURES}/{name}.svg"]
 
 
-def test_the_teeth_matrix_section_is_kept(built: dict[str, str]) -> None:
+def test_the_teeth_matrix_section_is_the_manifests(built: dict[str, str]) -> None:
     page = built[DOC]
     assert page.count(TEETH_BEGIN) == 1 and page.count(TEETH_END) == 1
-    theirs = page.replace(
-        page.split(TEETH_BEGIN, 1)[1].split(TEETH_END, 1)[0], "\n| model | Lemma0 |\n| x | y |\n"
-    )
-    again = build(ROOT, theirs)[DOC]
-    assert f"{TEETH_BEGIN}\n| model | Lemma0 |\n| x | y |\n{TEETH_END}" in again
+    section = page.split(TEETH_BEGIN, 1)[1].split(TEETH_END, 1)[0]
+    body = teeth_matrix_section(load_manifest(ROOT / "spec" / "manifest.json"))
+    table = [ln for ln in body.splitlines() if ln.startswith("|")]
+    assert "\n".join(table) in section
+    rows = [ln for ln in section.splitlines() if ln.startswith("| `MC")]
+    assert len(rows) == len(must_fail(load_manifest(ROOT / "spec" / "manifest.json")))

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from redletter.cli import app as cli_app
+from redletter.errors import InputError
 from redletter.manifest import load_manifest
 from redletter.project import Project
 from redletter.python_model import bugs
@@ -438,6 +439,31 @@ def test_a_rerun_cell_replaces_the_full_runs_outcome_and_is_named() -> None:
         f"* `{cell.model}` `Lemma0ImpliesLemma1` in TLC: error in the full run, "
         f"{cell.expected.value} on its own"
     ) in teeth_last_run_section(merged, MANIFEST).splitlines()
+
+
+def test_a_model_added_since_the_full_run_joins_it_only_whole() -> None:
+    new = "MCNeverForwardLivenessFailure"
+    old = [c for c in cells(MANIFEST) if c.model != new]
+    full = run_record(
+        MatrixRun(
+            ("tlc", "python"),
+            [CellResult(c, e, c.expected) for c in old for e in ("tlc", "python")],
+        ),
+        MANIFEST,
+        jobs=2,
+    )
+    full["cells"] = [c for c in full["cells"] if c["model"] != new]
+    mine = cells(MANIFEST, [new])
+    with pytest.raises(InputError) as info:
+        merge_record(full, MatrixRun(("tlc",), [CellResult(mine[0], "tlc", mine[0].expected)]))
+    assert info.value.message == (
+        f"{new} {mine[0].prop}: not a cell of the recorded run; run the whole matrix "
+        "(make check-teeth), or every cell of a model added since"
+    )
+    merged = full
+    for e in ("tlc", "python"):
+        merged = merge_record(merged, MatrixRun((e,), [CellResult(c, e, c.expected) for c in mine]))
+    assert record_problems(merged, MANIFEST) == []
 
 
 def test_the_matrix_section_has_one_row_per_must_fail_model() -> None:

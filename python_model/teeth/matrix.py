@@ -488,12 +488,23 @@ def merge_record(record: dict[str, Any], run: MatrixRun) -> dict[str, Any]:
     out = json.loads(json.dumps(record))
     by_cell = {(c["model"], c["property"]): c for c in out["cells"]}
     reruns: list[dict[str, str]] = out.setdefault("reruns", [])
+    recorded = {m for m, _ in by_cell}
+    ran: dict[str, set[str]] = {}
+    for r in run.results:
+        ran.setdefault(r.cell.model, set()).add(r.cell.prop)
+    added = {m: m not in recorded and props >= set(PROPERTY_NAMES) for m, props in ran.items()}
     for r in run.results:
         c = by_cell.get((r.cell.model, r.cell.prop))
+        if c is None and added.get(r.cell.model, False):
+            # a model that must fail added to the manifest since the full run: its
+            # cells join the record when the run covers every one of them
+            c = {"model": r.cell.model, "property": r.cell.prop, "expected": r.cell.expected.value}
+            out["cells"].append(c)
+            by_cell[(r.cell.model, r.cell.prop)] = c
         if c is None:
             raise InputError(
                 f"{r.cell.model} {r.cell.prop}: not a cell of the recorded run; run the "
-                "whole matrix (make check-teeth)",
+                "whole matrix (make check-teeth), or every cell of a model added since",
                 code="RL-INPUT-USAGE",
             )
         reruns.append(

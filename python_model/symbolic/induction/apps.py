@@ -73,9 +73,7 @@ class AppTheory(ABC):
     @abstractmethod
     def may_start(self, p: int, k: int, s: Expr) -> Expr: ...
     @abstractmethod
-    def concrete(
-        self, model: z3.ModelRef | None, procs: tuple[str, ...] = ()
-    ) -> ConcreteApp:
+    def concrete(self, model: z3.ModelRef | None, procs: tuple[str, ...] = ()) -> ConcreteApp:
         """The same operators in Python (the generic theory reads them from ``model``
         and notes each value it was asked for in ``calls``, naming machines by
         ``procs``)."""
@@ -108,9 +106,7 @@ class TokenApp(AppTheory):
     def may_start(self, p: int, k: int, s: Expr) -> Expr:
         return z3.BoolVal(True)
 
-    def concrete(
-        self, model: z3.ModelRef | None, procs: tuple[str, ...] = ()
-    ) -> ConcreteApp:
+    def concrete(self, model: z3.ModelRef | None, procs: tuple[str, ...] = ()) -> ConcreteApp:
         return ConcreteApp(
             sendable=lambda p, q, s, m: 1 <= m <= s,
             after_send=lambda p, q, s, m: s - m,
@@ -162,16 +158,19 @@ class GenericApp(AppTheory):
     def may_start(self, p: int, k: int, s: Expr) -> Expr:
         return self.f_may_start(p, k, s)
 
-    def concrete(
-        self, model: z3.ModelRef | None, procs: tuple[str, ...] = ()
-    ) -> ConcreteApp:
+    def concrete(self, model: z3.ModelRef | None, procs: tuple[str, ...] = ()) -> ConcreteApp:
         if model is None:
             raise ValueError("the generic application is concrete only in a model")
         m = model
         calls: list[str] = []
         machines = {  # how many leading arguments are machines
-            "AppSendable": 2, "AppAfterSend": 2, "AppCanReceive": 2, "AppAfterReceive": 2,
-            "AppEvents": 1, "AppAfterEvent": 1, "AppMayStart": 1,
+            "AppSendable": 2,
+            "AppAfterSend": 2,
+            "AppCanReceive": 2,
+            "AppAfterReceive": 2,
+            "AppEvents": 1,
+            "AppAfterEvent": 1,
+            "AppMayStart": 1,
         }
 
         def ask(f: Any, *args: int) -> Any:

@@ -138,9 +138,12 @@ def _enqueue(case: Case, b: tuple[Msg, ...], m: int) -> tuple[Msg, ...]:
     return (*b, app_msg(m))
 
 
-def _turn_red(case: Case, r: Reality, p: int, k: int, buf: list[tuple[Msg, ...]]) -> Reality:
+def _turn_red(
+    case: Case, r: Reality, p: int, k: int, buf: list[tuple[Msg, ...]], *, by_letter: bool
+) -> Reality:
     kid = case.snaps[k]
-    sends = not (case.variant == "never-forward" and r.red[k])
+    # StarterOnly(p, k, from) == IF from = {} THEN Out(p) ELSE {}
+    sends = not (case.variant == "never-forward" and by_letter)
     if sends:
         for c in case.outs(p):
             buf[c] = (*buf[c], red_letter(kid))
@@ -218,14 +221,14 @@ def apply(case: Case, app: ConcreteApp, r: Reality, st: Step) -> Reality | None:
                     more[x] = (*more[x], red_letter(msg.snap))
                 out = replace(out, buf=tuple(more))
         else:
-            out = _turn_red(case, r, q, k, rest)
+            out = _turn_red(case, r, q, k, rest, by_letter=True)
         return replace(out, red_buf=red_buf)
     if st.action == "StartSnapshot":
         assert st.p is not None and st.k is not None
         k = case.snaps.index(st.k)
         if st.p in r.red[k] or not app.may_start(st.p, st.k, r.local[st.p]):
             return None
-        return _turn_red(case, r, st.p, k, list(r.buf))
+        return _turn_red(case, r, st.p, k, list(r.buf), by_letter=False)
     return None
 
 
@@ -246,8 +249,13 @@ def enabled_steps(
         for i in positions:
             msg = b[i - 1]
             action = "ReceiveApp" if msg.kind == "app" else "ReceiveRedLetter"
-            st = Step(action, c=c, i=i, m=msg.val if msg.kind == "app" else None,
-                      k=msg.snap if msg.kind == "red" else None)
+            st = Step(
+                action,
+                c=c,
+                i=i,
+                m=msg.val if msg.kind == "app" else None,
+                k=msg.snap if msg.kind == "red" else None,
+            )
             nxt = apply(case, app, r, st)
             if nxt is not None:
                 yield st, nxt
@@ -360,8 +368,10 @@ def conjuncts(case: Case, w: World) -> dict[str, bool]:
             out["AcceptedIsPrefix" + n] = prefix
             gb = gh.buf[c]
             colour = {
-                (False, False): "iii a", (True, True): "iii b",
-                (True, False): "iii c", (False, True): "iii d",
+                (False, False): "iii a",
+                (True, True): "iii b",
+                (True, False): "iii c",
+                (False, True): "iii d",
             }[(src in red, dst in red)]
             if colour == "iii b":
                 rule = gb == (before, has, after)
@@ -430,8 +440,11 @@ def prophecy_step(
                 assert msg is not None
                 acc[c] = (msg.val, *pr.acc[c])
             if (
-                st.action == "ReceiveRedLetter" and st.c == c and msg is not None
-                and msg.snap == kid and dst not in r.red[k]
+                st.action == "ReceiveRedLetter"
+                and st.c == c
+                and msg is not None
+                and msg.snap == kid
+                and dst not in r.red[k]
             ):
                 accl[c] = True
             new_letters = [m for m in after.buf[c] if m.kind == "red" and m.snap == kid]
@@ -536,7 +549,10 @@ def initial_ghost(case: Case, r: Reality, pr: Sequence[Prophecy]) -> tuple[Ghost
 
 
 def ghost_of_run(
-    case: Case, app: ConcreteApp, states: Sequence[Reality], steps: Sequence[Step],
+    case: Case,
+    app: ConcreteApp,
+    states: Sequence[Reality],
+    steps: Sequence[Step],
     prophecy: Sequence[tuple[Prophecy, ...]],
 ) -> list[tuple[Ghost, ...]]:
     """Lemma 1's shadow at every moment of a run, started by the rules and then

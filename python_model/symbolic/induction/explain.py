@@ -118,8 +118,11 @@ def _says(label: str) -> str:
 def cti_lines(case: Case, cti: Cti, dropped: Sequence[str] = ()) -> list[str]:
     """A counterexample to induction, for a student: why the invariant (without the
     dropped conjuncts) is not inductive, or why the variant breaks it."""
-    layers = {"reality": ("reality",), "prophecy": ("reality", "prophecy"),
-              "shadow1": ("reality", "prophecy", "shadow1")}[cti.layer]
+    layers = {
+        "reality": ("reality",),
+        "prophecy": ("reality", "prophecy"),
+        "shadow1": ("reality", "prophecy", "shadow1"),
+    }[cti.layer]
     out = [f"Counterexample to induction in layer {cti.layer}: {LAYER_TITLES[cti.layer]}"]
     if dropped:
         out.append(f"  the invariant without {', '.join(dropped)}")
@@ -167,8 +170,7 @@ def _why_needed(case: Case, cti: Cti, dropped: Sequence[str]) -> list[str]:
         return []
     world = cti.after if cti.kind == "backward" and cti.after is not None else cti.before
     values = cc.conjuncts(case, world)
-    false = [label for label, ok in values.items()
-             if not ok and label.split("(")[0] in dropped]
+    false = [label for label, ok in values.items() if not ok and label.split("(")[0] in dropped]
     where = "after" if cti.kind == "backward" else "before"
     if cti.kind == "state":
         where = ""
@@ -194,10 +196,13 @@ def result_lines(result: InductionResult) -> list[str]:
     out = [
         f"Induction: {case.describe()}",
         f"Budget: {result.budget.describe()}",
-        "Invariant: " + ", ".join(
+        "Invariant: "
+        + ", ".join(
             f"{layer} {sum(1 for n in names if n not in result.dropped)}"
             for layer, names in LAYERS.items()
-        ) + " conjuncts" + (f" (dropped: {', '.join(result.dropped)})" if result.dropped else ""),
+        )
+        + " conjuncts"
+        + (f" (dropped: {', '.join(result.dropped)})" if result.dropped else ""),
     ]
     for layer in LAYERS:
         mine = [o for o in result.outcomes if o.layer == layer]
@@ -206,8 +211,10 @@ def result_lines(result: InductionResult) -> list[str]:
         verdict = result.layer_verdict((layer,))
         secs = sum(o.seconds for o in mine)
         asked = [o for o in mine if o.verdict != "not run"]
-        count = f"{len(mine)} questions" if len(asked) == len(mine) else (
-            f"{len(asked)} of {len(mine)} questions asked"
+        count = (
+            f"{len(mine)} questions"
+            if len(asked) == len(mine)
+            else (f"{len(asked)} of {len(mine)} questions asked")
         )
         out.append(
             f"  {layer:<8} {verdict:<14} {count} "

@@ -80,9 +80,7 @@ def _buf(case: Case, c: int) -> set[Key]:
     return out
 
 
-def _per_buffer(
-    name: str, f: Callable[[Case, Terms, int, int], tuple[Expr, set[Key]]]
-) -> Builder:
+def _per_buffer(name: str, f: Callable[[Case, Terms, int, int], tuple[Expr, set[Key]]]) -> Builder:
     def build(case: Case, t: Terms) -> list[Instance]:
         out = []
         for k, kid in enumerate(case.snaps):
@@ -96,9 +94,7 @@ def _per_buffer(
     return build
 
 
-def _per_machine(
-    name: str, f: Callable[[Case, Terms, int, int], tuple[Expr, set[Key]]]
-) -> Builder:
+def _per_machine(name: str, f: Callable[[Case, Terms, int, int], tuple[Expr, set[Key]]]) -> Builder:
     def build(case: Case, t: Terms) -> list[Instance]:
         out = []
         for k, kid in enumerate(case.snaps):
@@ -169,8 +165,14 @@ def _accepted_prefix(case: Case, t: Terms, k: int, c: int) -> tuple[Expr, set[Ke
     red_src = z3.If(accl, z3.And(acc == t.pre(k, c), t.has(k, c)), t.pre(k, c) == concat(acc, rest))
     white_src = z3.If(accl, acc == stream, stream == concat(acc, rest))
     f = z3.Implies(z3.Not(s["red", k, dst]), z3.If(s["red", k, src], red_src, white_src))
-    reads = _buf(case, c) | {("red", k, src), ("red", k, dst), ("phi", k, c), ("acc", k, c),
-                               ("accl", k, c), ("rst", k, c)}
+    reads = _buf(case, c) | {
+        ("red", k, src),
+        ("red", k, dst),
+        ("phi", k, c),
+        ("acc", k, c),
+        ("accl", k, c),
+        ("rst", k, c),
+    }
     return f, reads
 
 
@@ -226,15 +228,28 @@ def _rule_iii(case: Case, t: Terms) -> list[Instance]:
                     z3.And(gpre == stream, ghas, gpost == EMPTY),
                 ),
             }
-            reads = frozenset(_buf(case, c) | {
-                ("red", k, src), ("red", k, dst), ("gpre", k, c), ("ghas", k, c),
-                ("gpost", k, c), ("acc", k, c), ("accl", k, c), ("phi", k, c),
-            })
+            reads = frozenset(
+                _buf(case, c)
+                | {
+                    ("red", k, src),
+                    ("red", k, dst),
+                    ("gpre", k, c),
+                    ("ghas", k, c),
+                    ("gpost", k, c),
+                    ("acc", k, c),
+                    ("accl", k, c),
+                    ("phi", k, c),
+                }
+            )
             for rule, (when, then) in cases.items():
-                out.append(Instance(
-                    "ShadowRuleIII", f"ShadowRuleIII({kid}, {case.chan_name(c)}, {rule})",
-                    z3.Implies(when, then), reads,
-                ))
+                out.append(
+                    Instance(
+                        "ShadowRuleIII",
+                        f"ShadowRuleIII({kid}, {case.chan_name(c)}, {rule})",
+                        z3.Implies(when, then),
+                        reads,
+                    )
+                )
     return out
 
 
@@ -242,56 +257,66 @@ CONJUNCTS: Mapping[str, Conjunct] = {
     c.name: c
     for c in (
         Conjunct(
-            "RedLettersOnlyFromRed", "reality",
+            "RedLettersOnlyFromRed",
+            "reality",
             "a buffer carries a red letter of k only if its source is red in k",
             _per_buffer("RedLettersOnlyFromRed", _only_from_red),
         ),
         Conjunct(
-            "WhiteBufferOfRedSourceHoldsLetter", "reality",
+            "WhiteBufferOfRedSourceHoldsLetter",
+            "reality",
             "a buffer still white in k whose source is red in k carries its red letter of k",
             _per_buffer("WhiteBufferOfRedSourceHoldsLetter", _white_buffer_holds_letter),
         ),
         Conjunct(
-            "RedBufferHoldsNoLetter", "reality",
+            "RedBufferHoldsNoLetter",
+            "reality",
             "a buffer red in k carries no red letter of k (its one letter was received)",
             _per_buffer("RedBufferHoldsNoLetter", _red_buffer_no_letter),
         ),
         Conjunct(
-            "RedBufferJoinsRedMachines", "reality",
+            "RedBufferJoinsRedMachines",
+            "reality",
             "a buffer is red in k only between two machines red in k",
             _per_buffer("RedBufferJoinsRedMachines", _red_buffer_red_ends),
         ),
         Conjunct(
-            "WhiteMachineRecordsNothing", "reality",
+            "WhiteMachineRecordsNothing",
+            "reality",
             "a machine white in k has recorded nothing on its input buffers for k",
             _per_buffer("WhiteMachineRecordsNothing", _white_records_nothing),
         ),
         Conjunct(
-            "ProphesiedStateRecorded", "prophecy",
+            "ProphesiedStateRecorded",
+            "prophecy",
             "a machine red in k recorded the state the prophecy named",
             _per_machine("ProphesiedStateRecorded", _state_recorded),
         ),
         Conjunct(
-            "ProphecySpent", "prophecy",
+            "ProphecySpent",
+            "prophecy",
             "a red source sends nothing more before its red letter; a red destination "
             "receives nothing more while white",
             _per_buffer("ProphecySpent", _spent),
         ),
         Conjunct(
-            "AcceptedIsPrefix", "prophecy",
+            "AcceptedIsPrefix",
+            "prophecy",
             "what a white destination will still receive while white, then what it will "
             "record, is the stream before the red letter (what it receives is all of it, "
             "with the red letter, if that letter turns it red)",
             _per_buffer("AcceptedIsPrefix", _accepted_prefix),
         ),
         Conjunct(
-            "ShadowRuleII", "shadow1",
+            "ShadowRuleII",
+            "shadow1",
             "rule (ii) of Lemma 1: a shadow machine is in the state the snapshot records "
             "while white, and as in reality once red",
             _per_machine("ShadowRuleII", _rule_ii),
         ),
         Conjunct(
-            "ShadowRuleIII", "shadow1",
+            "ShadowRuleIII",
+            "shadow1",
             "rule (iii) of Lemma 1: a shadow buffer is (a) the snapshot string, (b) as in "
             "reality, (c) the postfix of reality its destination accepts while red, (d) "
             "reality postfixed by what its source will send up to its red letter",

@@ -141,21 +141,22 @@ def shadow_lemma0(
         rest = z3.Const(f"s0tl_{k}_{c}@{tag}", buf0[c].sort())
         # Head and Tail of the shadow's buffer (Tail(<< >>) taken as << >>, as the
         # concrete interpreter takes it)
-        aux.append(z3.If(z3.Length(buf0[c]) >= 1, buf0[c] == concat(unit(head), rest),
-                         rest == EMPTY))
-        possible = z3.And(
-            z3.Length(buf0[c]) >= 1, head == m, app.can_receive(a, p, loc0[a], m)
+        aux.append(
+            z3.If(z3.Length(buf0[c]) >= 1, buf0[c] == concat(unit(head), rest), rest == EMPTY)
         )
+        possible = z3.And(z3.Length(buf0[c]) >= 1, head == m, app.can_receive(a, p, loc0[a], m))
         copied = _all(
             [loc1[a] == app.after_receive(a, p, loc0[a], m), buf1[c] == rest, *same_except(a, c)]
         )
     both = z3.And(progress, white)
     out.append((f"WhiteActionPossible({kid})", z3.Implies(both, possible)))
     out.append((f"WhiteActionCopied({kid})", z3.Implies(both, copied)))
-    out.append((
-        f"SkipOtherwise({kid})",
-        z3.Implies(z3.And(progress, z3.Not(white)), _all(same_except(None, None))),
-    ))
+    out.append(
+        (
+            f"SkipOtherwise({kid})",
+            z3.Implies(z3.And(progress, z3.Not(white)), _all(same_except(None, None))),
+        )
+    )
     return aux, out
 
 
@@ -183,9 +184,7 @@ def complete_means_all_red(case: Case, s: SymState) -> Labelled:
     ]
 
 
-def _per_part(
-    case: Case, name: str, when: Any, k: int, machine: Any, buffer: Any
-) -> Labelled:
+def _per_part(case: Case, name: str, when: Any, k: int, machine: Any, buffer: Any) -> Labelled:
     """One obligation per machine and per buffer: ``when => machine(p)``, ...."""
     kid = case.snaps[k]
     out: Labelled = [
@@ -206,7 +205,10 @@ def lemma0_ends(case: Case, s: SymState) -> Labelled:
     out: Labelled = []
     for k in range(case.snapshots):
         out += _per_part(
-            case, "Lemma0EndsInSnapshotState", t.complete(k), k,
+            case,
+            "Lemma0EndsInSnapshotState",
+            t.complete(k),
+            k,
             lambda p, k=k: t.shadow0_local(k, p) == s["rm", k, p],
             lambda c, k=k: t.shadow0_buf(k, c) == s["rec", k, c],
         )
@@ -220,7 +222,10 @@ def lemma1_starts(case: Case, s: SymState) -> Labelled:
     out: Labelled = []
     for k in range(case.snapshots):
         out += _per_part(
-            case, "Lemma1StartsInSnapshotState", z3.Not(t.started(k)), k,
+            case,
+            "Lemma1StartsInSnapshotState",
+            z3.Not(t.started(k)),
+            k,
             lambda p, k=k: s["gl", k, p] == s["sig", k, p],
             lambda c, k=k: t.ghost_app(k, c) == t.pinned(k, c),
         )
@@ -234,7 +239,10 @@ def lemma1_ends(case: Case, s: SymState) -> Labelled:
     out: Labelled = []
     for k in range(case.snapshots):
         out += _per_part(
-            case, "Lemma1EndsInFinalState", t.complete(k), k,
+            case,
+            "Lemma1EndsInFinalState",
+            t.complete(k),
+            k,
             lambda p, k=k: z3.And(s["gl", k, p] == s["loc", p], s["sig", k, p] == s["rm", k, p]),
             lambda c, k=k: z3.And(
                 t.ghost_app(k, c) == t.app_all(c), t.pinned(k, c) == s["rec", k, c]

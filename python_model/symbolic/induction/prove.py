@@ -100,9 +100,7 @@ def decode_world(case: Case, model: z3.ModelRef, s: SymState) -> cc.World:
     bufs: list[tuple[Msg, ...]] = []
     for c in range(nc):
         bufs.append(_buffer(case, model, s, c))
-    red = tuple(
-        frozenset(p for p in range(np) if _bool(model, s["red", k, p])) for k in range(ns)
-    )
+    red = tuple(frozenset(p for p in range(np) if _bool(model, s["red", k, p])) for k in range(ns))
     reality = cc.Reality(
         local=tuple(_int(model, s["loc", p]) for p in range(np)),
         buf=tuple(bufs),
@@ -114,9 +112,7 @@ def decode_world(case: Case, model: z3.ModelRef, s: SymState) -> cc.World:
             tuple(_int(model, s["rm", k, p]) if p in red[k] else None for p in range(np))
             for k in range(ns)
         ),
-        rec_buf=tuple(
-            tuple(_seq(model, s["rec", k, c]) for c in range(nc)) for k in range(ns)
-        ),
+        rec_buf=tuple(tuple(_seq(model, s["rec", k, c]) for c in range(nc)) for k in range(ns)),
     )
     prophecy = tuple(
         cc.Prophecy(
@@ -153,9 +149,7 @@ def _letters(case: Case, model: z3.ModelRef, s: SymState, c: int) -> list[tuple[
 
     def rank(item: tuple[int, int]) -> tuple[int, int]:
         n, k = item
-        ahead = sum(
-            1 for m, j in out if j != k and m == n and _bool(model, t.before(c, j, k))
-        )
+        ahead = sum(1 for m, j in out if j != k and m == n and _bool(model, t.before(c, j, k)))
         return n, ahead
 
     return sorted(out, key=rank)
@@ -190,9 +184,7 @@ def decode_step(case: Case, model: z3.ModelRef, d: Disjunct, pre: SymState) -> c
         return cc.Step("ReceiveApp", c=d.chan, i=before + ahead + 1, m=_int(model, d.value))
     assert d.k is not None
     i = next(n for n, (_m, k) in enumerate(letters) if k == d.k)
-    return cc.Step(
-        "ReceiveRedLetter", c=d.chan, i=letters[i][0] + i + 1, k=case.snaps[d.k]
-    )
+    return cc.Step("ReceiveRedLetter", c=d.chan, i=letters[i][0] + i + 1, k=case.snaps[d.k])
 
 
 # ------------------------------------------------------------------------- the prover
@@ -243,7 +235,10 @@ def _check(
 
 
 def _conquer(
-    run: _Run, context: Sequence[Expr], goal: Expr, splits: Sequence[Expr],
+    run: _Run,
+    context: Sequence[Expr],
+    goal: Expr,
+    splits: Sequence[Expr],
     units: int | None = None,
 ) -> tuple[Any, z3.Solver | None, str]:
     """Is ``context /\\ goal`` satisfiable?  A question z3 does not answer within the
@@ -360,8 +355,15 @@ def _ask(
         model = _shrink(run, full, z3.Not(chosen), shrink, model)
         broken = tuple(label for label, ob in obligations if not _bool(model, ob))
         cti = witness(model, broken)
-        return Outcome(layer, kind, check, "counterexample", len(obligations),
-                       time.perf_counter() - t0, cti=cti)
+        return Outcome(
+            layer,
+            kind,
+            check,
+            "counterexample",
+            len(obligations),
+            time.perf_counter() - t0,
+            cti=cti,
+        )
     secs = time.perf_counter() - t0
     if unknown:
         return Outcome(layer, kind, check, "unknown", len(obligations), secs, reason=reason)
@@ -434,8 +436,12 @@ def _splits(case: Case, d: Disjunct, pre: SymState) -> list[Expr]:
         out.append(pre["red", k, d.actor])
         if d.chan is not None:
             c = d.chan
-            out += [pre["red", k, case.src(c)], pre["red", k, case.dst(c)], pre["accl", k, c],
-                    pre["has", k, c]]
+            out += [
+                pre["red", k, case.src(c)],
+                pre["red", k, case.dst(c)],
+                pre["accl", k, c],
+                pre["has", k, c],
+            ]
             if f"ahead{k}" in d.params:
                 out.append(d.params[f"ahead{k}"])
             out += [pre["rb", k, c], pre["ghas", k, c]]
@@ -499,8 +505,11 @@ def prove(
         else:
             _shadow1(run, pre, post, steps)
     return InductionResult(
-        case, tuple(sorted(run.dropped, key=list(CONJUNCTS).index)), budget,
-        tuple(run.outcomes), time.perf_counter() - run.t0,
+        case,
+        tuple(sorted(run.dropped, key=list(CONJUNCTS).index)),
+        budget,
+        tuple(run.outcomes),
+        time.perf_counter() - run.t0,
     )
 
 
@@ -509,8 +518,7 @@ def _wf(case: Case, s: SymState, ghost: bool) -> list[Expr]:
 
 
 def _wf_labelled(case: Case, s: SymState, ghost: bool) -> Labelled:
-    return [(label, f) for label, f in well_formed(case, s)
-            if label.startswith("shadow") == ghost]
+    return [(label, f) for label, f in well_formed(case, s) if label.startswith("shadow") == ghost]
 
 
 def _reality(run: _Run, pre: SymState, post: SymState, steps: Sequence[Disjunct]) -> None:
@@ -521,39 +529,68 @@ def _reality(run: _Run, pre: SymState, post: SymState, steps: Sequence[Disjunct]
     wf_pre = _wf(case, pre, ghost=False)
     seqs = _seq_vars_of(case, pre, REALITY_KEYS)
     # initiation
-    run.record(_ask(
-        run, "reality", "state", "Initiation", [init(case, pre), *wf_pre],
-        [("Initiation: " + lab, f) for lab, f in _labelled(pre_inv)],
-        _state_witness(run, "reality", "Initiation", pre), seqs, one_by_one=True,
-    ))
+    run.record(
+        _ask(
+            run,
+            "reality",
+            "state",
+            "Initiation",
+            [init(case, pre), *wf_pre],
+            [("Initiation: " + lab, f) for lab, f in _labelled(pre_inv)],
+            _state_witness(run, "reality", "Initiation", pre),
+            seqs,
+            one_by_one=True,
+        )
+    )
     for d in steps:
         ctx = [*wf_pre, *[i.formula for i in pre_inv], *frame(d.upd, pre, post, REALITY_KEYS)]
         core = list(d.guard)
         obs: Labelled = _wf_labelled(case, post, ghost=False)
         t0 = Terms(case, pre)
         for x in d.letters:
-            obs.append((
-                f"AtMostOneRedLetter({case.snaps[x.k]}, {case.chan_name(x.chan)})",
-                z3.Implies(x.when, z3.Not(t0.has(x.k, x.chan))),
-            ))
+            obs.append(
+                (
+                    f"AtMostOneRedLetter({case.snaps[x.k]}, {case.chan_name(x.chan)})",
+                    z3.Implies(x.when, z3.Not(t0.has(x.k, x.chan))),
+                )
+            )
         obs += _touched(post_inv, changed(d, pre))
         for k in range(case.snapshots):
             aux, sh = shadow_lemma0(case, app, d, pre, post, k, "s0")
             core += aux
             obs += sh
-        run.record(_ask(
-            run, "reality", "step", d.label, ctx, obs,
-            _step_witness(run, "reality", d, pre, post), seqs, _splits(case, d, pre),
-            core=core, focus=frozenset(changed(d, pre)),
-        ))
+        run.record(
+            _ask(
+                run,
+                "reality",
+                "step",
+                d.label,
+                ctx,
+                obs,
+                _step_witness(run, "reality", d, pre, post),
+                seqs,
+                _splits(case, d, pre),
+                core=core,
+                focus=frozenset(changed(d, pre)),
+            )
+        )
     for name, obs in (
         ("CompleteMeansAllRed", complete_means_all_red(case, pre)),
         ("Lemma0EndsInSnapshotState", lemma0_ends(case, pre)),
     ):
-        run.record(_ask(
-            run, "reality", "state", name, [*wf_pre, *[i.formula for i in pre_inv]], obs,
-            _state_witness(run, "reality", name, pre), seqs, one_by_one=True,
-        ))
+        run.record(
+            _ask(
+                run,
+                "reality",
+                "state",
+                name,
+                [*wf_pre, *[i.formula for i in pre_inv]],
+                obs,
+                _state_witness(run, "reality", name, pre),
+                seqs,
+                one_by_one=True,
+            )
+        )
 
 
 def _seq_vars_of(case: Case, s: SymState, kinds: Sequence[str]) -> list[Expr]:
@@ -572,27 +609,47 @@ def _prophecy(run: _Run, pre: SymState, post: SymState, steps: Sequence[Disjunct
     for d in steps:
         rel = prophecy_relation(case, d, pre, post)
         ctx = [
-            *base, *_wf(case, post, ghost=False), *post_facts,
-            *frame(d.upd, pre, post, REALITY_KEYS), *rel.defs,
+            *base,
+            *_wf(case, post, ghost=False),
+            *post_facts,
+            *frame(d.upd, pre, post, REALITY_KEYS),
+            *rel.defs,
             *[i.formula for i in p_post],
         ]
         keys = changed(d, pre) | rel.consumed
         obs = _touched(p_pre, keys) + list(rel.conds)
-        run.record(_ask(
-            run, "prophecy", "backward", d.label, ctx, obs,
-            _step_witness(run, "prophecy", d, pre, post),
-            _seq_vars_of(case, post, (*REALITY_KEYS, *PROPHECY_KEYS)), _splits(case, d, pre),
-            core=d.guard, focus=frozenset(keys),
-        ))
+        run.record(
+            _ask(
+                run,
+                "prophecy",
+                "backward",
+                d.label,
+                ctx,
+                obs,
+                _step_witness(run, "prophecy", d, pre, post),
+                _seq_vars_of(case, post, (*REALITY_KEYS, *PROPHECY_KEYS)),
+                _splits(case, d, pre),
+                core=d.guard,
+                focus=frozenset(keys),
+            )
+        )
     for k, kid in enumerate(case.snaps):
         t = Terms(case, pre)
         name = f"ProphecyAtCompletion({kid})"
-        run.record(_ask(
-            run, "prophecy", "state", name, base,
-            [(i.label, i.formula) for i in p_pre if f"({kid}," in i.label],
-            _state_witness(run, "prophecy", name, pre), seqs,
-            core=[t.complete(k), prophecy_spent(case, pre, k)], one_by_one=True,
-        ))
+        run.record(
+            _ask(
+                run,
+                "prophecy",
+                "state",
+                name,
+                base,
+                [(i.label, i.formula) for i in p_pre if f"({kid}," in i.label],
+                _state_witness(run, "prophecy", name, pre),
+                seqs,
+                core=[t.complete(k), prophecy_spent(case, pre, k)],
+                one_by_one=True,
+            )
+        )
 
 
 def _shadow1(run: _Run, pre: SymState, post: SymState, steps: Sequence[Disjunct]) -> None:
@@ -603,21 +660,33 @@ def _shadow1(run: _Run, pre: SymState, post: SymState, steps: Sequence[Disjunct]
     base = [*_wf(case, pre, ghost=True), *[i.formula for i in instances(case, pre, facts)]]
     r_pre = instances(case, pre, rules)
     # initiation: the shadow's start, from the prophecy at Init
-    run.record(_ask(
-        run, "shadow1", "state", "Initiation",
-        [init(case, pre), *base, init_ghost(case, pre)],
-        [("Initiation: " + lab, f) for lab, f in _labelled(r_pre)]
-        + [("Initiation: " + lab, f) for lab, f in _wf_labelled(case, pre, ghost=True)],
-        _state_witness(run, "shadow1", "Initiation", pre), seqs, one_by_one=True,
-    ))
+    run.record(
+        _ask(
+            run,
+            "shadow1",
+            "state",
+            "Initiation",
+            [init(case, pre), *base, init_ghost(case, pre)],
+            [("Initiation: " + lab, f) for lab, f in _labelled(r_pre)]
+            + [("Initiation: " + lab, f) for lab, f in _wf_labelled(case, pre, ghost=True)],
+            _state_witness(run, "shadow1", "Initiation", pre),
+            seqs,
+            one_by_one=True,
+        )
+    )
     inv_pre = [i.formula for i in r_pre]
     r_post = instances(case, post, rules)
     post_facts = [i.formula for i in instances(case, post, facts)]
     for d in steps:
         rel = prophecy_relation(case, d, pre, post)
         ctx = [
-            *base, *inv_pre, *_wf(case, post, ghost=False), *post_facts,
-            *frame(d.upd, pre, post, REALITY_KEYS), *rel.defs, *[f for _, f in rel.conds],
+            *base,
+            *inv_pre,
+            *_wf(case, post, ghost=False),
+            *post_facts,
+            *frame(d.upd, pre, post, REALITY_KEYS),
+            *rel.defs,
+            *[f for _, f in rel.conds],
         ]
         core = list(d.guard)
         gupd: dict[Key, Expr] = {}
@@ -628,27 +697,46 @@ def _shadow1(run: _Run, pre: SymState, post: SymState, steps: Sequence[Disjunct]
             gupd.update(g.upd)
             possible.append((f"RedActionPossible({kid})", g.possible))
         ctx += frame(gupd, pre, post, GHOST)
-        keys = changed(d, pre) | rel.consumed | {
-            key for key, v in gupd.items() if not v.eq(pre[key])
-        }
+        keys = (
+            changed(d, pre) | rel.consumed | {key for key, v in gupd.items() if not v.eq(pre[key])}
+        )
         obs = _wf_labelled(case, post, ghost=True) + possible + _touched(r_post, keys)
         for k in range(case.snapshots):
             for c in range(len(case.chans)):
                 if keys & {("rec", k, c), ("gpre", k, c), ("ghas", k, c)}:
                     obs.append(pinned(case, pre, post, k, c))
-        run.record(_ask(
-            run, "shadow1", "step", d.label, ctx, obs,
-            _step_witness(run, "shadow1", d, pre, post), seqs, _splits(case, d, pre),
-            core=core, focus=frozenset(keys),
-        ))
+        run.record(
+            _ask(
+                run,
+                "shadow1",
+                "step",
+                d.label,
+                ctx,
+                obs,
+                _step_witness(run, "shadow1", d, pre, post),
+                seqs,
+                _splits(case, d, pre),
+                core=core,
+                focus=frozenset(keys),
+            )
+        )
     for name, obs in (
         ("Lemma1StartsInSnapshotState", lemma1_starts(case, pre)),
         ("Lemma1EndsInFinalState", lemma1_ends(case, pre)),
     ):
-        run.record(_ask(
-            run, "shadow1", "state", name, [*base, *inv_pre], obs,
-            _state_witness(run, "shadow1", name, pre), seqs, one_by_one=True,
-        ))
+        run.record(
+            _ask(
+                run,
+                "shadow1",
+                "state",
+                name,
+                [*base, *inv_pre],
+                obs,
+                _state_witness(run, "shadow1", name, pre),
+                seqs,
+                one_by_one=True,
+            )
+        )
 
 
 # ------------------------------------------------------------------------- witnesses

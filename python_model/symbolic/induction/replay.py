@@ -46,9 +46,7 @@ def _layer_conjuncts(layers: Sequence[str], dropped: Sequence[str]) -> list[str]
     return [n for n, c in CONJUNCTS.items() if c.layer in layers and n not in dropped]
 
 
-def _holds(
-    case: Case, cti: Cti, w: cc.World, names: Sequence[str], where: str
-) -> None:
+def _holds(case: Case, cti: Cti, w: cc.World, names: Sequence[str], where: str) -> None:
     values = cc.conjuncts(case, w)
     for label, ok in values.items():
         if label.split("(")[0] in names and not ok:
@@ -74,9 +72,9 @@ def shadow_lemma0_labels(
     for k, kid in enumerate(case.snaps):
         sh0, sh1 = cc.shadow0(case, r, k), cc.shadow0(case, u, k)
         initial = (r.local, tuple(cc.app_values(b) for b in r.buf))
-        out[f"ShadowStartsInInitialState({kid})"] = not (
-            not cc.started(r, k) and cc.started(u, k)
-        ) or sh1 == initial
+        out[f"ShadowStartsInInitialState({kid})"] = (
+            not (not cc.started(r, k) and cc.started(u, k)) or sh1 == initial
+        )
         progress = cc.in_progress(case, r, k)
         app_act = st.action in ("SendApp", "ReceiveApp", "InternalEvent")
         white = a not in r.red[k]
@@ -131,9 +129,11 @@ def replay_step(case: Case, app: ConcreteApp, cti: Cti, dropped: Sequence[str]) 
     if any(label.startswith("AtMostOneRedLetter") for label in cti.broken):
         # the state after holds two red letters of one snapshot in one buffer, which
         # the encoding cannot represent: the concrete successor must hold them
-        _broken(case, replace(cti, broken=tuple(
-            b for b in cti.broken if b.startswith("AtMostOneRedLetter")
-        )), second)
+        _broken(
+            case,
+            replace(cti, broken=tuple(b for b in cti.broken if b.startswith("AtMostOneRedLetter"))),
+            second,
+        )
         return
     if nxt != u.reality:
         raise _fail(case, cti, f"{st.text(case)} leads to {nxt}, z3 says {u.reality}")

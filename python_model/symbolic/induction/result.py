@@ -119,5 +119,3 @@ class InductionResult:
     @property
     def solver_seconds(self) -> float:
         return sum(o.seconds for o in self.outcomes)
-
-

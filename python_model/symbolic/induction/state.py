@@ -246,22 +246,33 @@ def well_formed(case: Case, s: SymState) -> list[tuple[str, Expr]]:
         w = s["app", c]
         for k, kid in enumerate(case.snaps):
             pre, post = s["pre", k, c], s["post", k, c]
-            out.append((
-                f"{name} as snapshot {kid} sees it",
-                z3.If(s["has", k, c], w == concat(pre, post), z3.And(pre == w, post == EMPTY)),
-            ))
+            out.append(
+                (
+                    f"{name} as snapshot {kid} sees it",
+                    z3.If(s["has", k, c], w == concat(pre, post), z3.And(pre == w, post == EMPTY)),
+                )
+            )
         for j in range(ns):
             for k in range(j + 1, ns):
                 both = z3.And(s["has", j, c], s["has", k, c])
                 lj, lk = z3.Length(s["pre", j, c]), z3.Length(s["pre", k, c])
-                out.append((
-                    f"red letters {case.snaps[j]} and {case.snaps[k]} of {name} in order",
-                    z3.Implies(both, z3.And(
-                        z3.Implies(lj < lk, s["ord", c, j, k]),
-                        z3.Implies(lk < lj, z3.Not(s["ord", c, j, k])),
-                    )),
-                ))
+                out.append(
+                    (
+                        f"red letters {case.snaps[j]} and {case.snaps[k]} of {name} in order",
+                        z3.Implies(
+                            both,
+                            z3.And(
+                                z3.Implies(lj < lk, s["ord", c, j, k]),
+                                z3.Implies(lk < lj, z3.Not(s["ord", c, j, k])),
+                            ),
+                        ),
+                    )
+                )
         for k in range(ns):
-            out.append((f"shadow buffer {name} of snapshot {case.snaps[k]} is normal",
-                        z3.Implies(z3.Not(s["ghas", k, c]), s["gpost", k, c] == EMPTY)))
+            out.append(
+                (
+                    f"shadow buffer {name} of snapshot {case.snaps[k]} is normal",
+                    z3.Implies(z3.Not(s["ghas", k, c]), s["gpost", k, c] == EMPTY),
+                )
+            )
     return out

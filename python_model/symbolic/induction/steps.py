@@ -97,10 +97,14 @@ def _enqueue(case: Case, t: Terms, e: _Effects, c: int, m: Expr) -> None:
             )
         else:
             last = z3.BoolVal(False)
-        e.set(("pre", k, c), z3.If(z3.Or(z3.Not(has), last), concat(s["pre", k, c], unit(m)),
-                                   s["pre", k, c]))
-        e.set(("post", k, c), z3.If(z3.And(has, z3.Not(last)), concat(s["post", k, c], unit(m)),
-                                    s["post", k, c]))
+        e.set(
+            ("pre", k, c),
+            z3.If(z3.Or(z3.Not(has), last), concat(s["pre", k, c], unit(m)), s["pre", k, c]),
+        )
+        e.set(
+            ("post", k, c),
+            z3.If(z3.And(has, z3.Not(last)), concat(s["post", k, c], unit(m)), s["post", k, c]),
+        )
 
 
 def _append_letter(case: Case, t: Terms, e: _Effects, c: int, k: int, when: Expr) -> None:
@@ -119,14 +123,18 @@ def _append_letter(case: Case, t: Terms, e: _Effects, c: int, k: int, when: Expr
     e.d.letters.append(Letter(c, k, when))
 
 
-def _turn_red(case: Case, t: Terms, e: _Effects, p: int, k: int, when: Expr) -> None:
-    """TurnRed(p, k, b): colour, RecordingRule1, SendsRedLetters over RedLettersOut."""
+def _turn_red(
+    case: Case, t: Terms, e: _Effects, p: int, k: int, when: Expr, *, by_letter: bool
+) -> None:
+    """TurnRed(p, k, b): colour, RecordingRule1, SendsRedLetters over RedLettersOut
+    (``by_letter``: turned by a red letter's receipt, not by starting the snapshot)."""
     s = t.s
     e.set(("red", k, p), z3.BoolVal(True), when)
     e.set(("rm", k, p), s["loc", p], when)
     sends = when
-    if case.variant == "never-forward":  # StarterOnly: IF red[k] = {} THEN Out(p) ELSE {}
-        sends = z3.And(when, z3.Not(t.started(k)))
+    if case.variant == "never-forward" and by_letter:
+        # StarterOnly(p, k, from) == IF from = {} THEN Out(p) ELSE {}
+        sends = z3.BoolVal(False)
     for c in case.outs(p):
         _append_letter(case, t, e, c, k, sends)
     e.d.turns_red[k] = when
@@ -173,8 +181,9 @@ def disjuncts(case: Case, app: AppTheory, s: SymState, tag: str) -> list[Disjunc
         if not nonfifo:
             # Deliverable(c) == {1}: the head, and no red letter before it
             d.guard.append(before == EMPTY)
-            d.guard += [z3.Implies(s["has", k, c], z3.Length(s["pre", k, c]) >= 1)
-                        for k in range(ns)]
+            d.guard += [
+                z3.Implies(s["has", k, c], z3.Length(s["pre", k, c]) >= 1) for k in range(ns)
+            ]
         for k in range(ns):
             has, pre_k, post_k = s["has", k, c], s["pre", k, c], s["post", k, c]
             w = z3.Const(f"w_{k}_{c}@{tag}", SEQ)
@@ -192,8 +201,10 @@ def disjuncts(case: Case, app: AppTheory, s: SymState, tag: str) -> list[Disjunc
             d.guard.append(
                 z3.Implies(z3.And(has, z3.Not(ahead)), pre_k == concat(before, unit(m), w))
             )
-            e.set(("pre", k, c), z3.If(has, z3.If(ahead, pre_k, concat(before, w)),
-                                       concat(before, after)))
+            e.set(
+                ("pre", k, c),
+                z3.If(has, z3.If(ahead, pre_k, concat(before, w)), concat(before, after)),
+            )
             e.set(("post", k, c), z3.If(z3.And(has, ahead), concat(v, after), post_k))
         recorded = []
         for k in range(ns):
@@ -235,7 +246,7 @@ def disjuncts(case: Case, app: AppTheory, s: SymState, tag: str) -> list[Disjunc
                 elif case.variant == "mixed-snapshots":
                     e.set(("rb", j, c), z3.Or(s["rb", j, c], s["red", j, q]))
             # Receipt2: a white machine turns red
-            _turn_red(case, t, e, q, k, z3.Not(s["red", k, q]))
+            _turn_red(case, t, e, q, k, z3.Not(s["red", k, q]), by_letter=True)
             if case.variant == "resent-red-letters":
                 for x in case.outs(q):
                     _append_letter(case, t, e, x, k, s["red", k, q])
@@ -244,7 +255,10 @@ def disjuncts(case: Case, app: AppTheory, s: SymState, tag: str) -> list[Disjunc
         if app.has_events:
             ev = z3.Int(f"e_{p}@{tag}")
             d = Disjunct(
-                f"InternalEvent({case.procs[p]})", "InternalEvent", p, app_act="internal",
+                f"InternalEvent({case.procs[p]})",
+                "InternalEvent",
+                p,
+                app_act="internal",
                 value=ev,
             )
             d.params["e"] = ev
@@ -256,7 +270,7 @@ def disjuncts(case: Case, app: AppTheory, s: SymState, tag: str) -> list[Disjunc
             d = Disjunct(f"StartSnapshot({case.procs[p]}, {kid})", "StartSnapshot", p, k=k)
             e = _Effects(s, d)
             d.guard += [z3.Not(s["red", k, p]), app.may_start(p, kid, s["loc", p])]
-            _turn_red(case, t, e, p, k, z3.BoolVal(True))
+            _turn_red(case, t, e, p, k, z3.BoolVal(True), by_letter=False)
             out.append(d)
     return out
 
@@ -296,10 +310,12 @@ def prophecy_relation(case: Case, d: Disjunct, pre: SymState, post: SymState) ->
         for p in range(len(case.procs)):
             rel.defs.append(pre["sig", k, p] == post["sig", k, p])
             if p == d.actor and k in d.turns_red:
-                rel.conds.append((
-                    f"ProphesiedState({kid}, {case.procs[p]})",
-                    z3.Implies(turning, post["sig", k, p] == pre["loc", p]),
-                ))
+                rel.conds.append(
+                    (
+                        f"ProphesiedState({kid}, {case.procs[p]})",
+                        z3.Implies(turning, post["sig", k, p] == pre["loc", p]),
+                    )
+                )
         letters = {(x.chan, x.k): x.when for x in d.letters}
         for c in range(len(case.chans)):
             src, dst = case.src(c), case.dst(c)
@@ -315,10 +331,12 @@ def prophecy_relation(case: Case, d: Disjunct, pre: SymState, post: SymState) ->
             else:
                 rel.defs.append(pre["phi", k, c] == post["phi", k, c])
             if (c, k) in letters:
-                rel.conds.append((
-                    f"SendsItsRedLetterNext{name}",
-                    z3.Implies(letters[c, k], post["phi", k, c] == EMPTY),
-                ))
+                rel.conds.append(
+                    (
+                        f"SendsItsRedLetterNext{name}",
+                        z3.Implies(letters[c, k], post["phi", k, c] == EMPTY),
+                    )
+                )
             # what the destination still receives while white
             white_dst = z3.Not(pre["red", k, dst])
             if d.action == "ReceiveApp" and d.chan == c:
@@ -340,7 +358,8 @@ def prophecy_relation(case: Case, d: Disjunct, pre: SymState, post: SymState) ->
             # to be recorded
             if dst == d.actor and k in d.turns_red:
                 whole = z3.If(
-                    pre["red", k, src], Terms(case, pre).pre(k, c),
+                    pre["red", k, src],
+                    Terms(case, pre).pre(k, c),
                     concat(Terms(case, pre).app_all(c), pre["phi", k, c]),
                 )
                 rel.defs.append(pre["rst", k, c] == z3.If(turning, whole, post["rst", k, c]))
@@ -348,13 +367,15 @@ def prophecy_relation(case: Case, d: Disjunct, pre: SymState, post: SymState) ->
             else:
                 rel.defs.append(pre["rst", k, c] == post["rst", k, c])
             if dst == d.actor and k in d.turns_red:
-                rel.conds.append((
-                    f"ReceivesNothingMoreWhileWhite{name}",
-                    z3.Implies(
-                        turning,
-                        z3.And(post["acc", k, c] == EMPTY, z3.Not(post["accl", k, c])),
-                    ),
-                ))
+                rel.conds.append(
+                    (
+                        f"ReceivesNothingMoreWhileWhite{name}",
+                        z3.Implies(
+                            turning,
+                            z3.And(post["acc", k, c] == EMPTY, z3.Not(post["accl", k, c])),
+                        ),
+                    )
+                )
     return rel
 
 
@@ -373,9 +394,7 @@ class GhostStep:
     possible: Expr = field(default_factory=lambda: z3.BoolVal(True))  #: the copy is enabled
 
 
-def ghost_step(
-    case: Case, app: AppTheory, d: Disjunct, s: SymState, k: int, tag: str
-) -> GhostStep:
+def ghost_step(case: Case, app: AppTheory, d: Disjunct, s: SymState, k: int, tag: str) -> GhostStep:
     """Lemma 1's shadow step of snapshot index ``k`` for disjunct ``d``."""
     g = GhostStep()
     red = s["red", k, d.actor]
@@ -429,8 +448,4 @@ def frame(
     updates: Mapping[Key, Expr], pre: SymState, post: SymState, kinds: tuple[str, ...]
 ) -> list[Expr]:
     """``post[key] == updates.get(key, pre[key])`` for every key of the given kinds."""
-    return [
-        post[key] == updates.get(key, pre[key])
-        for key in pre.vars
-        if key[0] in kinds
-    ]
+    return [post[key] == updates.get(key, pre[key]) for key in pre.vars if key[0] in kinds]
