@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from redletter.manifest import Manifest, ModelEntry
 from redletter.variants.catalogue import FAMILIES, GROUPS, VARIANTS, Metric, Variant
+from redletter.variants.flink import FlinkMode, flink_section
 from redletter.variants.measure import Counterexample, Extremes, Measurements
 from redletter.variants.traces import NOTE, lanes, last_state
 
@@ -276,8 +277,8 @@ def _marked(mark: str, title: str, data: object, pending: str) -> list[str]:
     return out
 
 
-def render(manifest: Manifest, m: Measurements) -> str:
-    """The whole page."""
+def render(manifest: Manifest, m: Measurements, flink: Sequence[FlinkMode] | None = None) -> str:
+    """The whole page (``flink``: the modes of ``docs/data/flink-results.json``)."""
     out = [_INTRO.format(tlc=m.tlc, command=m.command)]
     out += _glance()
     out += _costs(manifest, m)
@@ -292,14 +293,9 @@ def render(manifest: Manifest, m: Measurements) -> str:
         " then `make check`'s cross-check column says `none: no Python mirror yet` for"
         ' their models (their manifest rows say `"python": false`).',
     )
-    out += _marked(
-        FLINK_MARK,
-        "Apache Flink itself",
-        m.flink,
-        "Not measured yet: the experiment on Apache Flink (aligned, unaligned and"
-        " at-least-once runs of a keyed count with an injected failure, judged per key"
-        " as exactly once, duplicated or lost) is a later part of issue 13.",
-    )
+    out += ["## Apache Flink itself", "", FLINK_MARK, ""]
+    out += flink_section(flink)
+    out += [FLINK_MARK.replace("section:", "end of section:"), ""]
     out += [
         "## How this page is made",
         "",
