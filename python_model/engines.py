@@ -1,8 +1,9 @@
 """Which engine mirrors a model: :func:`load_engine` reads the model's ``MC*.tla``
 and returns the :class:`~redletter.python_model.engine.Engine` for its spec family.
 
-Today every model is Chandy-Lamport's (it EXTENDS one of the application wrappers of
-``ChandyLamport.tla``).  A new spec family (issue 13's variants) adds one entry to
+The families: Chandy-Lamport's (a model EXTENDS one of the application wrappers of
+``ChandyLamport.tla``) and lazy red letters (``LazyChandyLamportToken``,
+:mod:`redletter.python_model.lazy`).  A new spec family adds one entry to
 :data:`FAMILIES`: a predicate on the model's ``EXTENDS`` list and a loader; the
 explorer, the liveness check and the cross-check need nothing else.
 """
@@ -15,7 +16,12 @@ from typing import Any, Final
 
 from redletter.errors import InputError
 from redletter.python_model.cl_engine import ChandyLamportEngine
-from redletter.python_model.config import APP_WRAPPERS, available_models, load_model
+from redletter.python_model.config import (
+    APP_WRAPPERS,
+    VARIANT_WRAPPERS,
+    available_models,
+    load_model,
+)
 from redletter.python_model.engine import Engine
 from redletter.python_model.temporal import read_module_uses
 
@@ -26,6 +32,12 @@ def _chandy_lamport(name: str, spec_dir: Path) -> Engine[Any]:
     return ChandyLamportEngine(load_model(name, spec_dir))
 
 
+def _lazy(name: str, spec_dir: Path) -> Engine[Any]:
+    from redletter.python_model.lazy import LazyEngine
+
+    return LazyEngine(load_model(name, spec_dir))
+
+
 #: (family, does a model whose MC module uses these modules belong to it?, loader)
 FAMILIES: Final[
     list[tuple[str, Callable[[list[str]], bool], Callable[[str, Path], Engine[Any]]]]
@@ -34,6 +46,11 @@ FAMILIES: Final[
         "ChandyLamport",
         lambda uses: "ChandyLamport" in uses or any(m in APP_WRAPPERS for m in uses),
         _chandy_lamport,
+    ),
+    (
+        "LazyChandyLamport",
+        lambda uses: any(VARIANT_WRAPPERS.get(m, ("", ""))[1] == "LazyChandyLamport" for m in uses),
+        _lazy,
     ),
 ]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redletter.python_model.config import ModelConfig
+    from redletter.python_model.engine import Engine
     from redletter.python_model.explore import Graph, Step
 
 __all__ = ["app"]
@@ -41,14 +42,13 @@ __all__ = ["app"]
 app = typer.Typer()
 
 
-def _write_graph(path: Path, cfg: ModelConfig, model: str, graph: Graph) -> None:
+def _write_graph(path: Path, engine: Engine[Any], model: str, graph: Graph) -> None:
     """Write the graph as JSON lines: a header, one line per state, one per edge.
 
     ``{"model": M, "states": N, "edges": E, "initial": [...]}``, then
     ``{"state": i, "tla": "<state as TLC prints it>"}`` and
     ``{"src": i, "action": "SendApp", "dst": j}``.
     """
-    from redletter.python_model.state import to_tla
     from redletter.python_model.values import print_state
 
     try:
@@ -61,7 +61,7 @@ def _write_graph(path: Path, cfg: ModelConfig, model: str, graph: Graph) -> None
             }
             f.write(json.dumps(header) + "\n")
             for i, state in enumerate(graph.states):
-                f.write(json.dumps({"state": i, "tla": print_state(to_tla(cfg, state))}) + "\n")
+                f.write(json.dumps({"state": i, "tla": print_state(engine.to_tla(state))}) + "\n")
             for s, a, d in graph.edges():
                 f.write(json.dumps({"src": s, "action": a, "dst": d}) + "\n")
     except OSError as e:
@@ -102,20 +102,18 @@ def explore_cmd(
     invariants and action properties and, under the spec's fairness, its temporal
     properties."""
     from redletter.cli.live import explore_progress, status
-    from redletter.python_model.cl_engine import ChandyLamportEngine
     from redletter.python_model.config import load_model
-    from redletter.python_model.explore import explore
+    from redletter.python_model.explore import as_engine, explore
     from redletter.python_model.liveness import (
         check_liveness,
         fair_bit_table,
         format_lasso,
         temporal_of,
     )
-    from redletter.python_model.state import to_tla
     from redletter.python_model.values import print_state
 
     cfg = load_model(model, project(root).spec_dir)
-    engine = ChandyLamportEngine(cfg)
+    engine = as_engine(cfg)
     temporal = temporal_of(engine) if liveness and cfg.liveness else None
     bits = fair_bit_table(engine, temporal.fairness) if temporal is not None else None
     with explore_progress(model) as report:
@@ -125,7 +123,7 @@ def explore_cmd(
     failed = result.violation is not None
     if states and result.violation is not None:
         for n, st in enumerate(result.violation.trace, start=1):
-            ui.info(f"State {n}:\n{print_state(to_tla(cfg, st.state))}")
+            ui.info(f"State {n}:\n{print_state(engine.to_tla(st.state))}")
     if temporal is not None and result.violation is None:
         with status(f"checking the temporal properties of {model}"):
             live, _ = check_liveness(engine, explored=result, temporal=temporal)
@@ -136,11 +134,16 @@ def explore_cmd(
             ui.lines(format_lasso(engine, v))
             steps = v.lasso.steps if v.lasso is not None else None
     if graph is not None and result.graph is not None:
-        _write_graph(graph, cfg, model, result.graph)
+        _write_graph(graph, engine, model, result.graph)
         ui.info(f"Graph written to {graph}")
     if diagram is not None:
         if steps is None:
             ui.info("No counterexample, so no diagram.")
+        elif cfg.spec_module != "ChandyLamport":
+            ui.info(
+                f"No diagram: the space-time diagrams draw ChandyLamport's runs, and"
+                f" {model} is a model of {cfg.spec_module}."
+            )
         else:
             _draw(cfg, steps, diagram, f"{model}: counterexample")
     done(Exit.FAIL if failed else Exit.OK)
