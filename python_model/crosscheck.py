@@ -51,9 +51,10 @@ from typing import Any, Final, Protocol
 
 from redletter.errors import InputError, InternalError, RedletterError
 from redletter.manifest import ModelEntry, load_manifest
-from redletter.python_model.config import ModelConfig, load_model
+from redletter.python_model.config import ModelConfig
 from redletter.python_model.dot import DotNode, iter_dot, unescape_label
 from redletter.python_model.engine import Engine
+from redletter.python_model.engines import load_engine
 from redletter.python_model.explore import ExploreResult, Graph, as_engine, explore, parent_chain
 from redletter.python_model.liveness import check_liveness, fair_bit_table, temporal_of
 from redletter.python_model.values import State as TlaState
@@ -314,7 +315,7 @@ def _read_into_ids(
     the graph -- compact to send back (the values repeat: a few thousand distinct
     variable values for a million states).  The objects the memo shares are keyed by
     ``id()``, so no value is hashed twice."""
-    engine = as_engine(load_model(model, Path(spec_dir)))
+    engine = load_engine(model, Path(spec_dir))
     reader = LabelReader(engine, next(iter(engine.init_states())))
     try:
         g = read_tlc_graph(engine, Path(dot_path), reader)
@@ -588,8 +589,11 @@ def compare_graphs(
     *,
     manifest_distinct: int | None,
     show: int = SHOW,
+    stutter: bool | None = None,
 ) -> CrosscheckResult:
-    """Compare TLC's graph and counts with the Python explorer's, exactly."""
+    """Compare TLC's graph and counts with the Python explorer's, exactly.
+    ``stutter``: does TLC's dump have a stuttering self-loop per state (it has when it
+    checked temporal properties; by default, when the engine has any)."""
     engine = _as_engine(model)
     start = time.perf_counter()
     g = py.graph
@@ -644,7 +648,9 @@ def compare_graphs(
     count("depth", tlc_result.depth, py.depth)
     count("state lines in the DOT dump", len(tlc.states), py.distinct)
     count("edge lines in the DOT dump", len(tlc.edge_src), len(g.edge_src))
-    expected_stutter = len(tlc.states) if engine.liveness else 0
+    if stutter is None:
+        stutter = bool(engine.liveness)
+    expected_stutter = len(tlc.states) if stutter else 0
     if tlc.stutter_lines != expected_stutter or tlc.stutter_other:
         problems.append(
             f"dashed (stuttering) edge lines in the DOT dump: {tlc.stutter_lines} self-loops"
@@ -861,7 +867,14 @@ def crosscheck_run(
     seconds["parse"] = tlc.seconds
     phase("compare")
     manifest_distinct = entry.distinct if entry is not None else None
-    r = compare_graphs(engine, tlc, tlc_result, py, manifest_distinct=manifest_distinct)
+    r = compare_graphs(
+        engine,
+        tlc,
+        tlc_result,
+        py,
+        manifest_distinct=manifest_distinct,
+        stutter=bool(engine.liveness) and liveness,
+    )
     seconds["compare"] = r.seconds["compare"]
     if temporal is not None and py.violation is None:
         phase("liveness")
@@ -965,7 +978,7 @@ def crosscheck(
     for it after TLC ended, ``rebuild``, ``compare``)."""
     import multiprocessing as mp
 
-    cfg = load_model(model, project.spec_dir)
+    engine = load_engine(model, project.spec_dir)
     entry = _entry(project.manifest_path, model)
     require_java()
     jar = require_tlc_jar(project.cache_dir)
@@ -1003,7 +1016,6 @@ def crosscheck(
             on_phase("tlc")
         py: ExploreResult | None = None
         live_fail = entry is not None and entry.expect == "liveness failure"
-        engine = as_engine(replace(cfg, liveness=()) if graph_only else cfg)
         ctx = mp.get_context("spawn")
         with ThreadPoolExecutor(max_workers=2) as pool, ctx.Pool(1) as readers:
             pending = pool.submit(run)
@@ -1033,7 +1045,7 @@ def crosscheck(
                 except Exception:
                     if result.kind is ResultKind.SUCCESS:
                         raise
-                    return _tlc_failed(cfg.name, result)
+                    return _tlc_failed(engine.name, result)
                 tail = time.perf_counter() - t_end
                 t1 = time.perf_counter()
                 tlc_graph = _from_ids(ids, tables, rest, type(next(iter(engine.init_states()))))
@@ -1118,8 +1130,7 @@ class CrosscheckHook:
             if result.kind is ResultKind.ERROR:
                 return "— (TLC error)"
             _require_dot(result, dot)
-            cfg = load_model(entry.model, self.spec_dir)
-            r = crosscheck_run(cfg, result, dot, entry=entry)
+            r = crosscheck_run(load_engine(entry.model, self.spec_dir), result, dot, entry=entry)
         except RedletterError as e:
             r = CrosscheckResult(
                 model=entry.model,

@@ -3,7 +3,8 @@ and returns the :class:`~redletter.python_model.engine.Engine` for its spec fami
 
 The families: Chandy-Lamport's (a model EXTENDS one of the application wrappers of
 ``ChandyLamport.tla``) and lazy red letters (``LazyChandyLamportToken``,
-:mod:`redletter.python_model.lazy`).  A new spec family adds one entry to
+:mod:`redletter.python_model.lazy`) and the observer (``ObserverSnapshotToken``,
+:mod:`redletter.python_model.observer`).  A new spec family adds one entry to
 :data:`FAMILIES`: a predicate on the model's ``EXTENDS`` list and a loader; the
 explorer, the liveness check and the cross-check need nothing else.
 """
@@ -32,6 +33,12 @@ def _chandy_lamport(name: str, spec_dir: Path) -> Engine[Any]:
     return ChandyLamportEngine(load_model(name, spec_dir))
 
 
+def _observer(name: str, spec_dir: Path) -> Engine[Any]:
+    from redletter.python_model.observer import ObserverEngine, load_observer
+
+    return ObserverEngine(load_observer(name, spec_dir))
+
+
 def _lazy(name: str, spec_dir: Path) -> Engine[Any]:
     from redletter.python_model.lazy import LazyEngine
 
@@ -52,6 +59,7 @@ FAMILIES: Final[
         lambda uses: any(VARIANT_WRAPPERS.get(m, ("", ""))[1] == "LazyChandyLamport" for m in uses),
         _lazy,
     ),
+    ("ObserverSnapshot", lambda uses: "ObserverSnapshotToken" in uses, _observer),
 ]
 
 

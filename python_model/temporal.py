@@ -366,6 +366,8 @@ def _bullets(body: str) -> str:
     """A bulleted ``/\\`` (or ``\\/``) list laid out by columns, as one parenthesised
     conjunction: each bullet at the first bullet's column starts a new item."""
     lines = body.split("\n")
+    while len(lines) > 1 and not lines[0].strip():  # `Name ==` alone on its line
+        lines = lines[1:]
     first = lines[0].lstrip()
     bullet = first[:2]
     if bullet not in ("/\\", "\\/"):

@@ -13,7 +13,8 @@ import pytest
 from redletter.manifest import ModelEntry, load_manifest
 from redletter.python_model.config import load_model
 from redletter.python_model.engine import Engine
-from redletter.python_model.explore import ExploreProgress, as_engine, explore
+from redletter.python_model.engines import load_engine
+from redletter.python_model.explore import ExploreProgress, explore
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec"
@@ -31,7 +32,7 @@ def _param(entry: ModelEntry) -> object:
 
 @pytest.mark.parametrize("entry", [_param(e) for e in MIRRORED])
 def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
-    result = explore(load_model(entry.model, SPEC))
+    result = explore(load_engine(entry.model, SPEC))
     if entry.expect == "success":
         assert result.violation is None
         assert (result.distinct, result.total, result.depth) == (
@@ -42,7 +43,7 @@ def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
     elif entry.expect == "liveness failure":
         from redletter.python_model.liveness import full_check
 
-        explored, live = full_check(load_model(entry.model, SPEC))
+        explored, live = full_check(load_engine(entry.model, SPEC))
         assert explored.violation is None and live is not None
         assert live.result == "liveness failure"
     else:
@@ -56,7 +57,7 @@ def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
     "entry", [e for e in MIRRORED if e.expect != "success"], ids=lambda e: e.model
 )
 def test_counterexample_replays_to_the_violation(entry: ModelEntry) -> None:
-    engine = as_engine(load_model(entry.model, SPEC))
+    engine = load_engine(entry.model, SPEC)
     if entry.expect == "liveness failure":
         _lasso_replays(entry)
         return
@@ -91,7 +92,7 @@ def _lasso_replays(entry: ModelEntry) -> None:
     never holds on it, and the cycle closes (or the last state may stutter)."""
     from redletter.python_model.liveness import full_check
 
-    engine = as_engine(load_model(entry.model, SPEC))
+    engine = load_engine(entry.model, SPEC)
     _, live = full_check(engine)
     assert live is not None and live.violated is not None
     v = live.violated

@@ -641,9 +641,7 @@ def test_cmd(
         notes=tuple(notes),
         outcome_timeouts=timeouts,
         stopped_early=first is not None and not all_runs and len(runs) < len(job_list),
-        extra=(
-            {"sandbox": ws.sandbox_report.to_json()} if ws.sandbox_report is not None else {}
-        ),
+        extra=({"sandbox": ws.sandbox_report.to_json()} if ws.sandbox_report is not None else {}),
     )
     paths = write_cos418_report(folder, summary)
     if as_json:

@@ -102,8 +102,9 @@ def explore_cmd(
     invariants and action properties and, under the spec's fairness, its temporal
     properties."""
     from redletter.cli.live import explore_progress, status
-    from redletter.python_model.config import load_model
-    from redletter.python_model.explore import as_engine, explore
+    from redletter.python_model.cl_engine import ChandyLamportEngine
+    from redletter.python_model.engines import load_engine
+    from redletter.python_model.explore import explore
     from redletter.python_model.liveness import (
         check_liveness,
         fair_bit_table,
@@ -112,9 +113,8 @@ def explore_cmd(
     )
     from redletter.python_model.values import print_state
 
-    cfg = load_model(model, project(root).spec_dir)
-    engine = as_engine(cfg)
-    temporal = temporal_of(engine) if liveness and cfg.liveness else None
+    engine = load_engine(model, project(root).spec_dir)
+    temporal = temporal_of(engine) if liveness and engine.liveness else None
     bits = fair_bit_table(engine, temporal.fairness) if temporal is not None else None
     with explore_progress(model) as report:
         result = explore(engine, graph=graph is not None, fair_bits=bits, on_progress=report)
@@ -139,13 +139,13 @@ def explore_cmd(
     if diagram is not None:
         if steps is None:
             ui.info("No counterexample, so no diagram.")
-        elif cfg.spec_module != "ChandyLamport":
+        elif not isinstance(engine, ChandyLamportEngine):
             ui.info(
                 f"No diagram: the space-time diagrams draw ChandyLamport's runs, and"
-                f" {model} is a model of {cfg.spec_module}."
+                f" {model} is a model of a variant ({type(engine).__name__})."
             )
         else:
-            _draw(cfg, steps, diagram, f"{model}: counterexample")
+            _draw(engine.cfg, steps, diagram, f"{model}: counterexample")
     done(Exit.FAIL if failed else Exit.OK)
 
 

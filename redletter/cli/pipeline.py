@@ -233,9 +233,7 @@ def crosscheck_cmd(
     ],
     python: Annotated[
         Path,
-        typer.Option(
-            "--python", help="The Python model's graph directory.", callback=existing_dir
-        ),
+        typer.Option("--python", help="The Python model's graph directory.", callback=existing_dir),
     ],
     manifest: ManifestOption = None,
     show: Annotated[
