@@ -4,7 +4,8 @@ and returns the :class:`~redletter.python_model.engine.Engine` for its spec fami
 The families: Chandy-Lamport's (a model EXTENDS one of the application wrappers of
 ``ChandyLamport.tla``) and lazy red letters (``LazyChandyLamportToken``,
 :mod:`redletter.python_model.lazy`) and the observer (``ObserverSnapshotToken``,
-:mod:`redletter.python_model.observer`).  A new spec family adds one entry to
+:mod:`redletter.python_model.observer`) and Flink's barrier snapshots
+(``BarrierSnapshot``, :mod:`redletter.python_model.barrier`).  A new spec family adds one entry to
 :data:`FAMILIES`: a predicate on the model's ``EXTENDS`` list and a loader; the
 explorer, the liveness check and the cross-check need nothing else.
 """
@@ -39,6 +40,12 @@ def _observer(name: str, spec_dir: Path) -> Engine[Any]:
     return ObserverEngine(load_observer(name, spec_dir))
 
 
+def _barrier(name: str, spec_dir: Path) -> Engine[Any]:
+    from redletter.python_model.barrier import BarrierEngine, load_barrier
+
+    return BarrierEngine(load_barrier(name, spec_dir))
+
+
 def _lazy(name: str, spec_dir: Path) -> Engine[Any]:
     from redletter.python_model.lazy import LazyEngine
 
@@ -60,6 +67,7 @@ FAMILIES: Final[
         _lazy,
     ),
     ("ObserverSnapshot", lambda uses: "ObserverSnapshotToken" in uses, _observer),
+    ("BarrierSnapshot", lambda uses: "BarrierSnapshot" in uses, _barrier),
 ]
 
 
