@@ -8,13 +8,13 @@ and ``spec/manifest.json``; a test fails when the committed page is stale.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 
 from redletter.manifest import Manifest, ModelEntry
 from redletter.variants.catalogue import FAMILIES, GROUPS, VARIANTS, Metric, Variant
 from redletter.variants.flink import FlinkMode, flink_section
 from redletter.variants.measure import Counterexample, Extremes, Measurements
+from redletter.variants.python_figures import python_section
 from redletter.variants.traces import NOTE, lanes, last_state
 
 __all__ = ["FLINK_MARK", "PYTHON_MARK", "render"]
@@ -37,9 +37,11 @@ Barrier Snapshots with their variants (`seeds/002`).  Each is specified in TLA+
 beside `spec/ChandyLamport.tla`, in the same vocabulary, and model-checked by
 `make check` on the models of `spec/manifest.json`, including models that must fail.
 
-Everything with a number on this page was measured by TLC {tlc} on those models:
-state counts by `make check` (the manifest), counterexamples and costs by
-`{command}` (kept in `docs/variants.json`).
+Everything with a number on this page was measured: by TLC {tlc} on those models
+(state counts by `make check`, the manifest; counterexamples and costs by
+`{command}`, kept in `docs/variants.json`), by the Python mirror of each variant
+(its section below, with the command that measured it) and by Apache Flink itself
+(its section below, from `docs/data/flink-results.json`).
 
 """
 
@@ -267,16 +269,6 @@ def _variant(manifest: Manifest, m: Measurements, v: Variant) -> list[str]:
     return out
 
 
-def _marked(mark: str, title: str, data: object, pending: str) -> list[str]:
-    out = [f"## {title}", "", mark, ""]
-    if data is None:
-        out += [pending, ""]
-    else:
-        out += ["```json", json.dumps(data, indent=1, sort_keys=True), "```", ""]
-    out += [mark.replace("section:", "end of section:"), ""]
-    return out
-
-
 def render(manifest: Manifest, m: Measurements, flink: Sequence[FlinkMode] | None = None) -> str:
     """The whole page (``flink``: the modes of ``docs/data/flink-results.json``)."""
     out = [_INTRO.format(tlc=m.tlc, command=m.command)]
@@ -284,15 +276,9 @@ def render(manifest: Manifest, m: Measurements, flink: Sequence[FlinkMode] | Non
     out += _costs(manifest, m)
     for v in VARIANTS:
         out += _variant(manifest, m, v)
-    out += _marked(
-        PYTHON_MARK,
-        "The Python model's figures",
-        m.python,
-        "Not measured yet: the Python mirror of these variants (and its exact"
-        " cross-check against TLC's state graphs) is a later part of issue 13.  Until"
-        " then `make check`'s cross-check column says `none: no Python mirror yet` for"
-        ' their models (their manifest rows say `"python": false`).',
-    )
+    out += ["## The Python model's figures", "", PYTHON_MARK, ""]
+    out += python_section(manifest, m.python)
+    out += [PYTHON_MARK.replace("section:", "end of section:"), ""]
     out += ["## Apache Flink itself", "", FLINK_MARK, ""]
     out += flink_section(flink)
     out += [FLINK_MARK.replace("section:", "end of section:"), ""]
