@@ -218,7 +218,7 @@ def python_section(manifest: Manifest, data: Any) -> list[str]:
                 _agrees(f, e),
                 f"{f.explore_seconds:g} s",
                 "\u2014" if f.liveness_seconds is None else f"{f.liveness_seconds:g} s",
-                f.crosscheck or "not run",
+                f.crosscheck or "not run in this measurement",
             )
         )
     head = (
