@@ -1,9 +1,11 @@
-"""``redletter variants measure|page``: the comparison page of the seeds' snapshot
-algorithms (``docs/variants.md``) and the TLC measurements it is made from."""
+"""``redletter variants measure|measure-python|diagrams|page``: the comparison page of
+the seeds' snapshot algorithms (``docs/variants.md``), the measurements it is made from
+and the diagrams of its counterexamples."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -57,6 +59,7 @@ def measure_cmd(
             on_step=lambda s, i, n: show(f"[{i + 1}/{n}] TLC: {s.kind} of {s.entry.model}"),
         )
     dump_measurements(result, path)
+    _write_diagrams(proj, result)
     page = proj.root / "docs" / "variants.md"
     page.write_text(render_page(proj), encoding="utf-8")
     for step in steps:
@@ -69,6 +72,32 @@ def measure_cmd(
             shown = ", ".join(f"{k} {e.min}..{e.max}" for k, e in sorted(costs.metrics.items()))
             ui.info(f"{name}: {costs.distinct} states; {shown}")
     ui.info(f"wrote {path} and {page}")
+    done(Exit.OK)
+
+
+def _write_diagrams(proj: Any, measured: Any) -> list[Path]:
+    """Write docs/variants/<model>.svg for every measured counterexample with a drawing."""
+    from redletter.variants.diagrams import diagram_path, render_diagrams
+
+    written: list[Path] = []
+    for model, svg in render_diagrams(proj, measured).items():
+        out = proj.root / diagram_path(model)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(svg, encoding="utf-8")
+        written.append(out)
+    return written
+
+
+@app.command("diagrams")
+def diagrams_cmd(root: RootOption = None) -> None:
+    """Draw the counterexamples of docs/variants.json as space-time diagrams
+    (docs/variants/<model>.svg, shown by docs/variants.md)."""
+    from redletter.variants import measurements_path
+    from redletter.variants.measure import load_measurements
+
+    proj = project(root)
+    for out in _write_diagrams(proj, load_measurements(measurements_path(proj))):
+        ui.info(f"wrote {out}")
     done(Exit.OK)
 
 

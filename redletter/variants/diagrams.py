@@ -242,6 +242,8 @@ def counterexample_diagram(project: Project, c: Counterexample) -> Diagram | Non
     back = [s.back_to for s in c.states if s.back_to is not None]
     title = f"{c.model}: {c.result} ({what}), TLC's counterexample"
     notes = [f"then back to state {back[0]}: the cycle repeats for ever"] if back else []
+    if c.states and c.states[-1].action == "Stuttering":
+        notes = ["then the run stutters for ever (TLC's lasso): the property never holds again"]
     return layout(machines, ev.events, title=title, notes=notes)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 
 from redletter.manifest import Manifest, ModelEntry
 from redletter.variants.catalogue import FAMILIES, GROUPS, VARIANTS, Metric, Variant
+from redletter.variants.diagrams import diagram_path
 from redletter.variants.flink import FlinkMode, flink_section
 from redletter.variants.measure import Counterexample, Extremes, Measurements
 from redletter.variants.python_figures import python_section
@@ -179,6 +180,13 @@ def _counterexample(v: Variant, c: Counterexample | None, model: str, story: str
     out = [f"#### `{model}`: {what}", "", story, ""]
     if c is None:
         return out
+    out += [
+        f"![Space-time diagram of TLC's counterexample for {model}: one line per machine,"
+        f" time to the right]({diagram_path(model).relative_to('docs').as_posix()})",
+        "",
+        "The same run as a table (time runs down, one column per machine):",
+        "",
+    ]
     family = FAMILIES[v.family]
     ctx: dict[str, object] = {}
     if v.key == "aligned":
