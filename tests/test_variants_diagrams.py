@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from redletter.project import Project
 from redletter.variants import measurements_path
 from redletter.variants.catalogue import VARIANTS, failure_models
@@ -65,3 +67,21 @@ def test_the_unpaid_debt_is_a_lasso() -> None:
     assert d.notes == (
         "then the run stutters for ever (TLC's lasso): the property never holds again",
     )
+
+
+def test_explore_draws_a_variants_counterexample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from redletter.cli import main
+
+    out = tmp_path / "x.svg"
+    code = main(
+        ["explore", "MCBarrierAtLeastOnceFailure", "--diagram", str(out), "--root", str(ROOT)]
+    )
+    assert code == 1  # the model must fail
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"Diagram of the counterexample written to {out} (9 steps)"
+    )
+    svg = out.read_text(encoding="utf-8")
+    assert "MCBarrierAtLeastOnceFailure: counterexample" in svg
+    assert svg.count(">restore checkpoint 1<") == 3  # one event per machine

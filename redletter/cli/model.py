@@ -140,10 +140,7 @@ def explore_cmd(
         if steps is None:
             ui.info("No counterexample, so no diagram.")
         elif not isinstance(engine, ChandyLamportEngine):
-            ui.info(
-                f"No diagram: the space-time diagrams draw ChandyLamport's runs, and"
-                f" {model} is a model of a variant ({type(engine).__name__})."
-            )
+            _draw_variant(engine, steps, diagram, f"{model}: counterexample")
         else:
             _draw(engine.cfg, steps, diagram, f"{model}: counterexample")
     done(Exit.FAIL if failed else Exit.OK)
@@ -161,6 +158,24 @@ def _draw(cfg: ModelConfig, steps: Sequence[Step], out: Path, title: str) -> Non
     except OSError as e:
         raise InputError(f"cannot write the diagram: {e.strerror}", path=str(out)) from e
     ui.info(f"Diagram of the counterexample written to {out} ({len(schedule)} steps)")
+
+
+def _draw_variant(engine: Engine[Any], steps: Sequence[Step], out: Path, title: str) -> None:
+    """A variant's counterexample as a space-time diagram (redletter.variants.diagrams)."""
+    from redletter.render.diagram import render_svg
+    from redletter.variants.diagrams import run_diagram
+
+    d = run_diagram(
+        engine, [st.state for st in steps], [st.action for st in steps[1:]], title=title
+    )
+    if d is None:
+        ui.info(f"No diagram: no drawing of {type(engine).__name__}'s runs.")
+        return
+    try:
+        out.write_text(render_svg(d), encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot write the diagram: {e.strerror}", path=str(out)) from e
+    ui.info(f"Diagram of the counterexample written to {out} ({len(steps) - 1} steps)")
 
 
 @app.command("crosscheck")

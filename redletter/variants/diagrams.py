@@ -28,7 +28,13 @@ from redletter.python_model.values import parse_state
 from redletter.render.diagram import Diagram, Event, layout, render_svg
 from redletter.variants.measure import Counterexample, Measurements
 
-__all__ = ["DIAGRAM_DIR", "counterexample_diagram", "diagram_path", "render_diagrams"]
+__all__ = [
+    "DIAGRAM_DIR",
+    "counterexample_diagram",
+    "diagram_path",
+    "render_diagrams",
+    "run_diagram",
+]
 
 #: Where the page's diagrams live (relative to the project root).
 DIAGRAM_DIR: Final = Path("docs/variants")
@@ -225,26 +231,41 @@ _FAMILIES: Final = {
 }
 
 
+def run_diagram(
+    engine: Any,
+    states: Sequence[Any],
+    actions: Sequence[str],
+    *,
+    title: str,
+    notes: Sequence[str] = (),
+) -> Diagram | None:
+    """The diagram of a run of a variant's engine (its states in order and the action
+    of each step), or ``None`` when the engine has no drawing."""
+    build = _FAMILIES.get(type(engine).__name__)
+    if build is None:
+        return None
+    machines, ev = build(engine, states, actions)
+    return layout(machines, ev.events, title=title, notes=notes)
+
+
 def counterexample_diagram(project: Project, c: Counterexample) -> Diagram | None:
     """The diagram of a measured counterexample, or ``None`` when the model's engine
     has no drawing (Chandy-Lamport's models are drawn by ``redletter diagram``)."""
     from redletter.python_model.engines import load_engine
 
     engine = load_engine(c.model, project.spec_dir)
-    build = _FAMILIES.get(type(engine).__name__)
-    if build is None:
+    if type(engine).__name__ not in _FAMILIES:
         return None
     shown = [s for s in c.states if s.text]
     states = [engine.from_tla(parse_state(s.text)) for s in shown]
     actions = [s.action for s in shown[1:]]
-    machines, ev = build(engine, states, actions)
     what = c.violated or "SnapshotsComplete"
     back = [s.back_to for s in c.states if s.back_to is not None]
     title = f"{c.model}: {c.result} ({what}), TLC's counterexample"
     notes = [f"then back to state {back[0]}: the cycle repeats for ever"] if back else []
     if c.states and c.states[-1].action == "Stuttering":
         notes = ["then the run stutters for ever (TLC's lasso): the property never holds again"]
-    return layout(machines, ev.events, title=title, notes=notes)
+    return run_diagram(engine, states, actions, title=title, notes=notes)
 
 
 def render_diagrams(project: Project, m: Measurements) -> dict[str, str]:
