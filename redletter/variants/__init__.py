@@ -10,6 +10,10 @@
   per machine;
 * :mod:`redletter.variants.flink` -- the section on Apache Flink itself, from
   ``docs/data/flink-results.json`` (part B's measurements);
+* :mod:`redletter.variants.python_figures` -- what the Python mirror of each variant
+  measures (``redletter variants measure-python``), kept in ``docs/variants.json``;
+* :mod:`redletter.variants.diagrams` -- the counterexamples as space-time diagrams
+  (``docs/variants/<model>.svg``, ``redletter variants diagrams``);
 * :mod:`redletter.variants.page` -- the page, written from those and the manifest.
 
 ``python -m redletter.variants > docs/variants.md`` writes the page;

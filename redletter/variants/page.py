@@ -299,6 +299,11 @@ def render(manifest: Manifest, m: Measurements, flink: Sequence[FlinkMode] | Non
         " counterexample is the shortest and the same on every run) and on each cost"
         " model with the cost probe, and writes `docs/variants.json`;"
         " `redletter variants measure --model NAME` measures one model again.",
+        "* `.venv/bin/redletter variants measure-python` explores every variant model"
+        " with its Python mirror and cross-checks it with TLC's graph (the Python"
+        " figures); `.venv/bin/redletter variants diagrams` draws the counterexamples"
+        " (`docs/variants/*.svg`); `make flink-results` measures Apache Flink"
+        " (`docs/data/flink-results.json`).",
         "* `.venv/bin/python -m redletter.variants > docs/variants.md` writes this page"
         " from those measurements, the manifest and the descriptions in"
         " `redletter/variants/catalogue.py`.",
