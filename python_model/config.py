@@ -35,6 +35,8 @@ __all__ = [
     "INVARIANT_NAMES",
     "OVERRIDES",
     "PROPERTY_NAMES",
+    "VARIANT_OVERRIDES",
+    "VARIANT_WRAPPERS",
     "ModelConfig",
     "available_models",
     "load_model",
@@ -56,6 +58,22 @@ APP_WRAPPERS: Mapping[str, str] = {
     "ChandyLamportToken": "TokenApp",
     "ChandyLamportDiffusing": "DiffusingApp",
     "ChandyLamportHistory": "HistoryApp",
+}
+
+#: The wrappers of the variants that the Python model mirrors on ChandyLamport's model
+#: (same constants, same application interface): wrapper -> (application, the spec
+#: module whose steps its models override).
+VARIANT_WRAPPERS: Mapping[str, tuple[str, str]] = {
+    "LazyChandyLamportToken": ("TokenApp", "LazyChandyLamport"),
+}
+
+#: The overridable definitions of each variant spec module and every definition the
+#: Python model mirrors for each (the first is the spec's own).
+VARIANT_OVERRIDES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "LazyChandyLamport": {
+        "MaySend": ("MaySend", "SendAnyway"),
+        "RedLetterFairness": ("RedLetterFairness", "NoRedLetterFairness"),
+    },
 }
 
 #: The constants every model binds to an MC definition (besides its app's).
@@ -142,6 +160,9 @@ class ModelConfig:
     all_chans: int = field(repr=False)  #: bitmask of every buffer
     app: App = field(repr=False)
     steps: Steps = field(repr=False)
+    #: the spec module the actions come from: ChandyLamport, or a variant of
+    #: :data:`VARIANT_WRAPPERS` (whose overridable definitions are in :attr:`overrides`)
+    spec_module: str = "ChandyLamport"
 
 
 def available_models(spec_dir: Path) -> list[str]:
@@ -406,11 +427,17 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             f"unknown model {name!r} in {spec_dir} (available: {listed})", code="RL-INPUT-MODEL"
         )
     extends, defs, extends_line = _read_tla(tla_path)
-    wrappers = [m for m in extends if m in APP_WRAPPERS]
+    wrappers = [m for m in extends if m in APP_WRAPPERS or m in VARIANT_WRAPPERS]
     apps = [m for m in extends if m in APP_MODULES]
+    spec_module = "ChandyLamport"
+    table: Mapping[str, tuple[str, ...]] = OVERRIDES
     if len(wrappers) == 1 and not apps and "ChandyLamport" not in extends:
         wrapper: str | None = wrappers[0]
-        app_module = APP_WRAPPERS[wrappers[0]]
+        if wrappers[0] in VARIANT_WRAPPERS:
+            app_module, spec_module = VARIANT_WRAPPERS[wrappers[0]]
+            table = VARIANT_OVERRIDES[spec_module]
+        else:
+            app_module = APP_WRAPPERS[wrappers[0]]
     elif not wrappers and "ChandyLamport" in extends and len(apps) == 1:
         wrapper = None
         app_module = apps[0]
@@ -431,12 +458,12 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
     constants: dict[str, Value] = {}
     #: where each constant's value is written: the line of its definition in the .tla
     const_line: dict[str, int] = {}
-    overrides: dict[str, str] = {op: names[0] for op, names in OVERRIDES.items()}
+    overrides: dict[str, str] = {op: names[0] for op, names in table.items()}
     for lhs, module, rhs, lineno in cfg.bindings:
-        if module is not None and (lhs not in OVERRIDES or module != "ChandyLamport"):
+        if module is not None and (lhs not in table or module != spec_module):
             raise InputError(
-                f"unknown binding {lhs} <- [{module}] {rhs}: only the steps of ChandyLamport "
-                "(" + ", ".join(OVERRIDES) + ") are overridden in a module",
+                f"unknown binding {lhs} <- [{module}] {rhs}: only the steps of {spec_module} "
+                "(" + ", ".join(table) + ") are overridden in a module",
                 path=str(cfg_path),
                 line=lineno,
                 code="RL-INPUT-MODEL",
@@ -469,11 +496,11 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
                     line=lineno,
                     code="RL-INPUT-MODEL",
                 )
-        elif lhs in OVERRIDES:
-            if rhs not in OVERRIDES[lhs]:
+        elif lhs in table:
+            if rhs not in table[lhs]:
                 raise InputError(
                     f"unknown override {lhs} <- {rhs}: the Python model mirrors "
-                    + ", ".join(OVERRIDES[lhs])
+                    + ", ".join(table[lhs])
                     + " (a new bug class goes in the registry, python_model/bugs.py)",
                     path=str(cfg_path),
                     line=lineno,
@@ -489,7 +516,7 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             if wrapper is not None and module is None:
                 raise InputError(
                     f"{lhs} <- {rhs} overrides only {wrapper}'s copy of {lhs}, which the "
-                    f"actions do not use: write {lhs} <- [ChandyLamport] {rhs}",
+                    f"actions do not use: write {lhs} <- [{spec_module}] {rhs}",
                     path=str(cfg_path),
                     line=lineno,
                     code="RL-INPUT-MODEL",
@@ -625,4 +652,5 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
         all_chans=(1 << len(chans)) - 1,
         app=app,
         steps=steps,
+        spec_module=spec_module,
     )

@@ -44,21 +44,19 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 from redletter.errors import InputError, InternalError, RedletterError
 from redletter.manifest import ModelEntry, load_manifest
-from redletter.python_model.actions import ACTION_NAMES, successors
-from redletter.python_model.cl_engine import ChandyLamportEngine
-from redletter.python_model.config import ModelConfig, load_model
+from redletter.python_model.config import ModelConfig
 from redletter.python_model.dot import DotNode, iter_dot, unescape_label
 from redletter.python_model.engine import Engine
-from redletter.python_model.explore import ExploreResult, Graph, explore, parent_chain
+from redletter.python_model.engines import load_engine
+from redletter.python_model.explore import ExploreResult, Graph, as_engine, explore, parent_chain
 from redletter.python_model.liveness import check_liveness, fair_bit_table, temporal_of
-from redletter.python_model.state import TLA_NAMES, State, from_tla, to_tla
 from redletter.python_model.values import State as TlaState
 from redletter.python_model.values import Value, parse_state, parse_value, print_state, print_value
 from redletter.tlc import ResultKind, TlcResult, run_tlc
@@ -79,6 +77,7 @@ __all__ = [
     "dump_args",
     "format_result",
     "read_tlc_graph",
+    "state_fields",
     "tlc_trace_length",
 ]
 
@@ -111,17 +110,40 @@ def dump_args(dot_base: Path) -> list[str]:
 # --------------------------------------------------------------------------- labels
 
 
-class LabelReader:
-    """Turns TLC's raw DOT labels into :class:`State` values, memoising each variable.
+#: A state of any engine (the engine's own immutable dataclass).
+State = Any
 
-    Not thread-safe (it owns a cache); one per cross-check.
+
+def state_fields(s: State) -> tuple[object, ...]:
+    """The values of an engine state's init fields, in order: the spec's variables
+    (every engine's states are dataclasses built as ``type(s)(*state_fields(s))``)."""
+    return tuple(getattr(s, f.name) for f in fields(s) if f.init)
+
+
+def _as_engine(model: ModelConfig | Engine[Any]) -> Engine[Any]:
+    return as_engine(model)
+
+
+class LabelReader:
+    """Turns TLC's raw DOT labels into the engine's states, memoising each variable.
+
+    The engine's states are dataclasses whose init fields are the spec's variables in
+    :attr:`Engine.variables` order, so one variable is converted by
+    :meth:`Engine.from_tla` of a template state with that variable replaced, and its
+    field taken.  Not thread-safe (it owns a cache); one per cross-check.
     """
 
-    def __init__(self, cfg: ModelConfig, template: State) -> None:
-        self.cfg = cfg
-        self._template = to_tla(cfg, template)
-        self._fields = tuple(TLA_NAMES)
-        self._position = {tla: i for i, tla in enumerate(TLA_NAMES.values())}
+    def __init__(self, model: ModelConfig | Engine[Any], template: State) -> None:
+        self.engine = _as_engine(model)
+        self._template = self.engine.to_tla(template)
+        self._cls = type(template)
+        self._fields = tuple(f.name for f in fields(template) if f.init)
+        self._position = {tla: i for i, tla in enumerate(self.engine.variables)}
+        if len(self._fields) != len(self._position):
+            raise InternalError(
+                f"the states of {self.engine.name} have {len(self._fields)} fields for"
+                f" {len(self._position)} variables"
+            )
         self._memo: dict[str, tuple[int, object]] = {}
         self.count = 0
         self.misses = 0
@@ -134,12 +156,12 @@ class LabelReader:
         value = parse_value(unescape_label(piece[eq + 3 :], path=path, line=line), path=path)
         values = dict(self._template.items())
         values[piece[:eq]] = value
-        converted = getattr(from_tla(self.cfg, values), self._fields[pos])
+        converted = getattr(self.engine.from_tla(values), self._fields[pos])
         return pos, converted
 
     def slow(self, raw: str, path: str = "", line: int = 0) -> State:
         """The exact conversion of a whole label, with no memo."""
-        return from_tla(self.cfg, parse_state(unescape_label(raw, path=path, line=line)))
+        return self.engine.from_tla(parse_state(unescape_label(raw, path=path, line=line)))
 
     def state(self, raw: str, path: str = "", line: int = 0) -> State:
         """The state a raw (escaped) DOT label prints."""
@@ -163,7 +185,7 @@ class LabelReader:
                     filled += 1
                 fields[pos] = value
             if filled == n:
-                return State(*fields)  # type: ignore[arg-type]
+                return self._cls(*fields)
         # a string value holding the separator, or a label of another shape
         return self.slow(raw, path, line)
 
@@ -175,8 +197,8 @@ class LabelReader:
 class TlcGraph:
     """TLC's graph as read from the DOT dump: states in file order, edges by index.
 
-    ``edge_action[j]`` indexes :attr:`actions` (``ACTION_NAMES`` first, then any other
-    name TLC wrote, ``""`` for an unlabelled edge).
+    ``edge_action[j]`` indexes :attr:`actions` (the engine's ``action_names`` first,
+    then any other name TLC wrote, ``""`` for an unlabelled edge).
     """
 
     states: list[State]
@@ -191,7 +213,7 @@ class TlcGraph:
     seconds: float
 
 
-def read_tlc_graph(cfg: ModelConfig, path: Path, reader: LabelReader) -> TlcGraph:
+def read_tlc_graph(model: ModelConfig | Engine[Any], path: Path, reader: LabelReader) -> TlcGraph:
     """Read a DOT dump into a :class:`TlcGraph` (labels converted with ``reader``).
 
     A fingerprint with two different labels, or an edge to or from a fingerprint with no
@@ -203,7 +225,7 @@ def read_tlc_graph(cfg: ModelConfig, path: Path, reader: LabelReader) -> TlcGrap
     states: list[State] = []
     fps: array[int] = array("q")
     initial: list[int] = []
-    actions = list(ACTION_NAMES)
+    actions = list(_as_engine(model).action_names)
     action_code = {a: i for i, a in enumerate(actions)}
     raw_src: array[int] = array("q")
     raw_dst: array[int] = array("q")
@@ -293,24 +315,22 @@ def _read_into_ids(
     the graph -- compact to send back (the values repeat: a few thousand distinct
     variable values for a million states).  The objects the memo shares are keyed by
     ``id()``, so no value is hashed twice."""
-    cfg = load_model(model, Path(spec_dir))
-    from redletter.python_model.actions import init_states
-
-    reader = LabelReader(cfg, init_states(cfg)[0])
+    engine = load_engine(model, Path(spec_dir))
+    reader = LabelReader(engine, next(iter(engine.init_states())))
     try:
-        g = read_tlc_graph(cfg, Path(dot_path), reader)
+        g = read_tlc_graph(engine, Path(dot_path), reader)
     except RedletterError as e:
         # keep TLC writing (a full pipe would stop it), and raise a picklable error
         with open(dot_path, "rb") as rest_of_it:
             while rest_of_it.read(1 << 20):
                 pass
         raise RuntimeError(f"error[{e.code}]: {e.message}") from None
-    width = len(TLA_NAMES)
+    width = len(engine.variables)
     tables: list[list[object]] = [[] for _ in range(width)]
     index: list[dict[int, int]] = [{} for _ in range(width)]
     ids: array[int] = array("I")
     for st in g.states:
-        for pos, value in enumerate(st.key()):
+        for pos, value in enumerate(state_fields(st)):
             known = index[pos].get(id(value))
             if known is None:
                 known = index[pos][id(value)] = len(tables[pos])
@@ -332,16 +352,16 @@ def _read_into_ids(
     return ids.tobytes(), tables, rest
 
 
-def _from_ids(ids_bytes: bytes, tables: list[list[object]], rest: Mapping[str, object]) -> TlcGraph:
-    """The :class:`TlcGraph` the child process read (states rebuilt from value ids)."""
+def _from_ids(
+    ids_bytes: bytes, tables: list[list[object]], rest: Mapping[str, object], cls: type
+) -> TlcGraph:
+    """The :class:`TlcGraph` the child process read (states of class ``cls``, the
+    engine's, rebuilt from value ids)."""
     ids: array[int] = array("I")
     ids.frombytes(ids_bytes)
     width = len(tables)
     t = tables
-    states = [
-        State(*(t[p][ids[i + p]] for p in range(width)))  # type: ignore[arg-type]
-        for i in range(0, len(ids), width)
-    ]
+    states = [cls(*(t[p][ids[i + p]] for p in range(width))) for i in range(0, len(ids), width)]
 
     def arr(code: str, key: str) -> array[int]:
         a: array[int] = array(code)
@@ -537,15 +557,16 @@ def _bfs_parents(
     return parent, via
 
 
-def _params(cfg: ModelConfig, s: State, action: str, t: State) -> Mapping[str, object] | None:
-    for name, params, u in successors(cfg, s):
-        if name == action and u == t:
-            return params
+def _params(engine: Engine[Any], s: State, action: str, t: State) -> Mapping[str, object] | None:
+    names = engine.action_names
+    for a, raw, u in engine.successors(s):
+        if names[a] == action and u == t:
+            return engine.params(a, raw)
     return None
 
 
 def _path(
-    cfg: ModelConfig,
+    engine: Engine[Any],
     states: Sequence[State],
     parent: array[int],
     via: array[int],
@@ -556,20 +577,24 @@ def _path(
     steps: list[PathStep] = []
     for a, b in pairwise(chain):
         name = actions[via[b]]
-        steps.append(PathStep(name, _params(cfg, states[a], name, states[b])))
+        steps.append(PathStep(name, _params(engine, states[a], name, states[b])))
     return tuple(steps)
 
 
 def compare_graphs(
-    cfg: ModelConfig,
+    model: ModelConfig | Engine[Any],
     tlc: TlcGraph,
     tlc_result: TlcResult,
     py: ExploreResult,
     *,
     manifest_distinct: int | None,
     show: int = SHOW,
+    stutter: bool | None = None,
 ) -> CrosscheckResult:
-    """Compare TLC's graph and counts with the Python explorer's, exactly."""
+    """Compare TLC's graph and counts with the Python explorer's, exactly.
+    ``stutter``: does TLC's dump have a stuttering self-loop per state (it has when it
+    checked temporal properties; by default, when the engine has any)."""
+    engine = _as_engine(model)
     start = time.perf_counter()
     g = py.graph
     if g is None:
@@ -598,7 +623,7 @@ def compare_graphs(
             joint[i] = j
     py_only = [j for j in range(n_py) if not hit[j]]
     n = n_py + len(tlc_only)
-    # the Python action codes are ACTION_NAMES; TLC's extend them
+    # the Python action codes index engine.action_names; TLC's extend them
     py_edges = {
         _encode(s, a, d, n) for s, a, d in zip(g.edge_src, g.edge_action, g.edge_dst, strict=True)
     }
@@ -623,7 +648,9 @@ def compare_graphs(
     count("depth", tlc_result.depth, py.depth)
     count("state lines in the DOT dump", len(tlc.states), py.distinct)
     count("edge lines in the DOT dump", len(tlc.edge_src), len(g.edge_src))
-    expected_stutter = len(tlc.states) if cfg.liveness else 0
+    if stutter is None:
+        stutter = bool(engine.liveness)
+    expected_stutter = len(tlc.states) if stutter else 0
     if tlc.stutter_lines != expected_stutter or tlc.stutter_other:
         problems.append(
             f"dashed (stuttering) edge lines in the DOT dump: {tlc.stutter_lines} self-loops"
@@ -651,7 +678,7 @@ def compare_graphs(
     differences: list[Difference] = []
     if any(counts[k] for k in counts if "only" in k):
         differences = _differences(
-            cfg,
+            engine,
             tlc,
             g,
             joint,
@@ -663,7 +690,7 @@ def compare_graphs(
             show=show,
         )
     return CrosscheckResult(
-        model=cfg.name,
+        model=engine.name,
         mode="graph",
         distinct=py.distinct,
         total=py.total,
@@ -675,7 +702,7 @@ def compare_graphs(
 
 
 def _differences(
-    cfg: ModelConfig,
+    engine: Engine[Any],
     tlc: TlcGraph,
     g: Graph,
     joint: array[int],
@@ -696,13 +723,13 @@ def _differences(
     tlc_of: dict[int, int] = {int(joint[i]): i for i in range(len(tlc.states))}
 
     def tla(s: State) -> TlaState:
-        return to_tla(cfg, s)
+        return engine.to_tla(s)
 
     def tlc_path(i: int) -> tuple[PathStep, ...]:
-        return _path(cfg, tlc.states, t_parent, t_via, tlc.actions, i)
+        return _path(engine, tlc.states, t_parent, t_via, tlc.actions, i)
 
     def py_path(j: int) -> tuple[PathStep, ...]:
-        return _path(cfg, g.states, p_parent, p_via, ACTION_NAMES, j)
+        return _path(engine, g.states, p_parent, p_via, engine.action_names, j)
 
     out: list[Difference] = []
     for i in tlc_only[:show]:
@@ -725,7 +752,7 @@ def _differences(
                 path = tlc_path(si)
             else:
                 src, dst = g.states[s], g.states[d]
-                name = ACTION_NAMES[a]
+                name = engine.action_names[a]
                 path = py_path(s)
             out.append(
                 Difference(
@@ -733,7 +760,7 @@ def _differences(
                     side,
                     tla(src),
                     action=name,
-                    params=_params(cfg, src, name, dst),
+                    params=_params(engine, src, name, dst),
                     target=tla(dst),
                     path=path,
                 )
@@ -747,7 +774,7 @@ def tlc_trace_length(trace: str) -> int:
 
 
 def compare_violation(
-    cfg: ModelConfig, tlc_result: TlcResult, py: ExploreResult
+    model: ModelConfig | Engine[Any], tlc_result: TlcResult, py: ExploreResult
 ) -> CrosscheckResult:
     """For a model that must fail: the same violated invariant, and a Python
     counterexample no longer than TLC's."""
@@ -766,7 +793,7 @@ def compare_violation(
             " a breadth-first counterexample is never longer"
         )
     return CrosscheckResult(
-        model=cfg.name,
+        model=model.name,
         mode="violation",
         distinct=py.distinct,
         total=len(v.trace) if v is not None else 0,
@@ -781,7 +808,7 @@ def compare_violation(
 
 
 def crosscheck_run(
-    cfg: ModelConfig,
+    model: ModelConfig | Engine[Any],
     tlc_result: TlcResult,
     dot_path: Path,
     *,
@@ -812,8 +839,8 @@ def crosscheck_run(
         else tlc_result.kind in (ResultKind.SAFETY_FAILURE, ResultKind.LIVENESS_FAILURE)
     )
     seconds: dict[str, float] = {"tlc": tlc_result.seconds}
-    engine = ChandyLamportEngine(cfg)
-    temporal = temporal_of(engine) if cfg.liveness and liveness else None
+    engine = _as_engine(model)
+    temporal = temporal_of(engine) if engine.liveness and liveness else None
     if py is None or (
         temporal is not None and temporal.fairness and py.graph is not None and not py.graph.enabled
     ):
@@ -828,19 +855,26 @@ def crosscheck_run(
     if live_fail:
         return _with_seconds(compare_liveness_failure(engine, tlc_result, py), seconds)
     if must_fail:
-        return _with_seconds(compare_violation(cfg, tlc_result, py), seconds)
+        return _with_seconds(compare_violation(engine, tlc_result, py), seconds)
     if py.graph is None or not py.graph.states:
-        raise InternalError(f"the Python model of {cfg.name} kept no graph or has no state")
+        raise InternalError(f"the Python model of {engine.name} kept no graph or has no state")
     phase("parse")
     if tlc_graph is None:
-        reader = LabelReader(cfg, py.graph.states[py.graph.initial[0]])
-        tlc = read_tlc_graph(cfg, dot_path, reader)
+        reader = LabelReader(engine, py.graph.states[py.graph.initial[0]])
+        tlc = read_tlc_graph(engine, dot_path, reader)
     else:
         tlc = tlc_graph
     seconds["parse"] = tlc.seconds
     phase("compare")
     manifest_distinct = entry.distinct if entry is not None else None
-    r = compare_graphs(cfg, tlc, tlc_result, py, manifest_distinct=manifest_distinct)
+    r = compare_graphs(
+        engine,
+        tlc,
+        tlc_result,
+        py,
+        manifest_distinct=manifest_distinct,
+        stutter=bool(engine.liveness) and liveness,
+    )
     seconds["compare"] = r.seconds["compare"]
     if temporal is not None and py.violation is None:
         phase("liveness")
@@ -944,7 +978,7 @@ def crosscheck(
     for it after TLC ended, ``rebuild``, ``compare``)."""
     import multiprocessing as mp
 
-    cfg = load_model(model, project.spec_dir)
+    engine = load_engine(model, project.spec_dir)
     entry = _entry(project.manifest_path, model)
     require_java()
     jar = require_tlc_jar(project.cache_dir)
@@ -982,7 +1016,6 @@ def crosscheck(
             on_phase("tlc")
         py: ExploreResult | None = None
         live_fail = entry is not None and entry.expect == "liveness failure"
-        engine = ChandyLamportEngine(cfg)
         ctx = mp.get_context("spawn")
         with ThreadPoolExecutor(max_workers=2) as pool, ctx.Pool(1) as readers:
             pending = pool.submit(run)
@@ -1012,10 +1045,10 @@ def crosscheck(
                 except Exception:
                     if result.kind is ResultKind.SUCCESS:
                         raise
-                    return _tlc_failed(cfg, result)
+                    return _tlc_failed(engine.name, result)
                 tail = time.perf_counter() - t_end
                 t1 = time.perf_counter()
-                tlc_graph = _from_ids(ids, tables, rest)
+                tlc_graph = _from_ids(ids, tables, rest, type(next(iter(engine.init_states()))))
                 rebuild = time.perf_counter() - t1
         if py is None:
             t0 = time.perf_counter()
@@ -1024,7 +1057,7 @@ def crosscheck(
             )
             explore_seconds = time.perf_counter() - t0
         r = crosscheck_run(
-            replace(cfg, liveness=()) if graph_only else cfg,
+            engine,
             result,
             dot,
             entry=entry,
@@ -1051,9 +1084,9 @@ def _release_fifo(fifo: Path) -> None:
     os.close(fd)
 
 
-def _tlc_failed(cfg: ModelConfig, result: TlcResult) -> CrosscheckResult:
+def _tlc_failed(model: str, result: TlcResult) -> CrosscheckResult:
     return CrosscheckResult(
-        model=cfg.name,
+        model=model,
         mode="graph",
         distinct=0,
         total=0,
@@ -1097,8 +1130,7 @@ class CrosscheckHook:
             if result.kind is ResultKind.ERROR:
                 return "— (TLC error)"
             _require_dot(result, dot)
-            cfg = load_model(entry.model, self.spec_dir)
-            r = crosscheck_run(cfg, result, dot, entry=entry)
+            r = crosscheck_run(load_engine(entry.model, self.spec_dir), result, dot, entry=entry)
         except RedletterError as e:
             r = CrosscheckResult(
                 model=entry.model,

@@ -1,8 +1,11 @@
 """Which engine mirrors a model: :func:`load_engine` reads the model's ``MC*.tla``
 and returns the :class:`~redletter.python_model.engine.Engine` for its spec family.
 
-Today every model is Chandy-Lamport's (it EXTENDS one of the application wrappers of
-``ChandyLamport.tla``).  A new spec family (issue 13's variants) adds one entry to
+The families: Chandy-Lamport's (a model EXTENDS one of the application wrappers of
+``ChandyLamport.tla``) and lazy red letters (``LazyChandyLamportToken``,
+:mod:`redletter.python_model.lazy`) and the observer (``ObserverSnapshotToken``,
+:mod:`redletter.python_model.observer`) and Flink's barrier snapshots
+(``BarrierSnapshot``, :mod:`redletter.python_model.barrier`).  A new spec family adds one entry to
 :data:`FAMILIES`: a predicate on the model's ``EXTENDS`` list and a loader; the
 explorer, the liveness check and the cross-check need nothing else.
 """
@@ -15,7 +18,12 @@ from typing import Any, Final
 
 from redletter.errors import InputError
 from redletter.python_model.cl_engine import ChandyLamportEngine
-from redletter.python_model.config import APP_WRAPPERS, available_models, load_model
+from redletter.python_model.config import (
+    APP_WRAPPERS,
+    VARIANT_WRAPPERS,
+    available_models,
+    load_model,
+)
 from redletter.python_model.engine import Engine
 from redletter.python_model.temporal import read_module_uses
 
@@ -24,6 +32,24 @@ __all__ = ["FAMILIES", "load_engine"]
 
 def _chandy_lamport(name: str, spec_dir: Path) -> Engine[Any]:
     return ChandyLamportEngine(load_model(name, spec_dir))
+
+
+def _observer(name: str, spec_dir: Path) -> Engine[Any]:
+    from redletter.python_model.observer import ObserverEngine, load_observer
+
+    return ObserverEngine(load_observer(name, spec_dir))
+
+
+def _barrier(name: str, spec_dir: Path) -> Engine[Any]:
+    from redletter.python_model.barrier import BarrierEngine, load_barrier
+
+    return BarrierEngine(load_barrier(name, spec_dir))
+
+
+def _lazy(name: str, spec_dir: Path) -> Engine[Any]:
+    from redletter.python_model.lazy import LazyEngine
+
+    return LazyEngine(load_model(name, spec_dir))
 
 
 #: (family, does a model whose MC module uses these modules belong to it?, loader)
@@ -35,6 +61,13 @@ FAMILIES: Final[
         lambda uses: "ChandyLamport" in uses or any(m in APP_WRAPPERS for m in uses),
         _chandy_lamport,
     ),
+    (
+        "LazyChandyLamport",
+        lambda uses: any(VARIANT_WRAPPERS.get(m, ("", ""))[1] == "LazyChandyLamport" for m in uses),
+        _lazy,
+    ),
+    ("ObserverSnapshot", lambda uses: "ObserverSnapshotToken" in uses, _observer),
+    ("BarrierSnapshot", lambda uses: "BarrierSnapshot" in uses, _barrier),
 ]
 
 

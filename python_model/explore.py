@@ -63,8 +63,13 @@ __all__ = [
 
 
 def as_engine(model: ModelConfig | Engine[Any]) -> Engine[Any]:
-    """The engine of a model: a :class:`ModelConfig` is Chandy-Lamport's."""
+    """The engine of a model: a :class:`ModelConfig` is Chandy-Lamport's, or the
+    variant's its wrapper names (lazy red letters)."""
     if isinstance(model, ModelConfig):
+        if model.spec_module == "LazyChandyLamport":
+            from redletter.python_model.lazy import LazyEngine
+
+            return LazyEngine(model)
         return ChandyLamportEngine(model)
     return model
 

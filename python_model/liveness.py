@@ -131,7 +131,14 @@ class LivenessResult:
 
 def temporal_of(engine: Engine[Any]) -> TemporalSpec:
     """The engine's cfg temporal properties and its SPECIFICATION's fairness."""
-    return read_temporal(engine, engine.tla_path, engine.specification, engine.liveness)  # type: ignore[arg-type]
+    overrides = getattr(engine, "definition_overrides", None)
+    return read_temporal(
+        engine,
+        engine.tla_path,  # type: ignore[arg-type]
+        engine.specification,
+        engine.liveness,
+        overrides,
+    )
 
 
 def fair_bit_table(engine: Engine[Any], fairness: Sequence[Fairness]) -> list[int]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -228,7 +228,7 @@ _TOKEN = re.compile(
       | (?P<num>\d+)
       | (?P<fair>[WS]F_)
       | (?P<op>\\A|\\E|\\in|\\/|/\\|~>|=>|\[\]|<>|<<|>>|==|[~()\[\],:{}=_])
-      | (?P<id>[A-Za-z][\w]*)
+      | (?P<id>[A-Za-z][\w]*(?:![A-Za-z]\w*)*)
     )""",
     re.VERBOSE,
 )
@@ -366,6 +366,8 @@ def _bullets(body: str) -> str:
     """A bulleted ``/\\`` (or ``\\/``) list laid out by columns, as one parenthesised
     conjunction: each bullet at the first bullet's column starts a new item."""
     lines = body.split("\n")
+    while len(lines) > 1 and not lines[0].strip():  # `Name ==` alone on its line
+        lines = lines[1:]
     first = lines[0].lstrip()
     bullet = first[:2]
     if bullet not in ("/\\", "\\/"):
@@ -579,11 +581,17 @@ def read_temporal(
     tla_path: Path,
     specification: str,
     properties: tuple[str, ...],
+    overrides: Mapping[str, str] | None = None,
 ) -> TemporalSpec:
     """The fairness of ``specification`` and the instances of ``properties``, read
     from ``tla_path`` and the modules it uses; state predicates and constants come
-    from ``engine`` (:meth:`Engine.predicate`, :meth:`Engine.constant`)."""
+    from ``engine`` (:meth:`Engine.predicate`, :meth:`Engine.constant`).  ``overrides``
+    are the cfg's ``name <- [Module] definition`` bindings of definitions the formulas
+    use (a must-fail model's weaker fairness): ``name`` reads as ``definition``."""
     defs = read_definitions(tla_path)
+    for name, by in (overrides or {}).items():  # the cfg's `name <- [Module] by`
+        if by in defs:
+            defs[name] = replace(defs[by], name=name)
     reader = _Reader(defs, engine)
     root = Definition(specification, (), specification, tla_path, 0)
     spec_def = reader.lookup(specification, root)

@@ -132,9 +132,7 @@ def generate_traces(
 
     name = _model_name(model if isinstance(model, str) else model.name)
     where = Path(spec_dir) if spec_dir is not None else find_project().spec_dir
-    return generate(
-        name, where, walks=walks, seed=seed, tours=tours, goals=goals, max_len=max_len
-    )
+    return generate(name, where, walks=walks, seed=seed, tours=tours, goals=goals, max_len=max_len)
 
 
 def command_node(command: str, *, hosted: bool = False, timeout: float = 10.0) -> CommandNode:

@@ -117,8 +117,7 @@ def test_marker_after_app_fails_at_the_overtaking_send() -> None:
         ),
         (
             "{",
-            "bad.ndjson:2: not JSON: Expecting property name enclosed in double quotes "
-            "(column 2)",
+            "bad.ndjson:2: not JSON: Expecting property name enclosed in double quotes (column 2)",
         ),
     ],
 )

@@ -173,7 +173,7 @@ def _targets() -> tuple[Target, ...]:
     sany = (
         b"Parsing file /x/MCFuzz.tla\nSemantic errors:\n\n*** Errors: 1\n\nline 3, col 1 to"
         b" line 3, col 4 of module MCFuzz\n\nUnknown operator: `Foo'.\n",
-        b"Parsing file /x/MCFuzz.tla\n***Parse Error***\nEncountered \"x\" at line 2, column 3\n",
+        b'Parsing file /x/MCFuzz.tla\n***Parse Error***\nEncountered "x" at line 2, column 3\n',
         b"Cannot find source file for module Foo imported in module MCFuzz\n",
     )
     return (

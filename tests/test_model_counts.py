@@ -1,13 +1,19 @@
-"""The Python explorer reproduces spec/manifest.json for every default model."""
+"""The Python explorer reproduces spec/manifest.json for every default model whose
+spec it mirrors (Chandy-Lamport's and the variants' engines), and its counterexamples
+replay step by step through the engine's ``Next``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from redletter.manifest import ModelEntry, load_manifest
 from redletter.python_model.config import load_model
+from redletter.python_model.engine import Engine
+from redletter.python_model.engines import load_engine
 from redletter.python_model.explore import ExploreProgress, explore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +32,7 @@ def _param(entry: ModelEntry) -> object:
 
 @pytest.mark.parametrize("entry", [_param(e) for e in MIRRORED])
 def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
-    result = explore(load_model(entry.model, SPEC))
+    result = explore(load_engine(entry.model, SPEC))
     if entry.expect == "success":
         assert result.violation is None
         assert (result.distinct, result.total, result.depth) == (
@@ -37,7 +43,7 @@ def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
     elif entry.expect == "liveness failure":
         from redletter.python_model.liveness import full_check
 
-        explored, live = full_check(load_model(entry.model, SPEC))
+        explored, live = full_check(load_engine(entry.model, SPEC))
         assert explored.violation is None and live is not None
         assert live.result == "liveness failure"
     else:
@@ -51,49 +57,58 @@ def test_counts_and_verdict_match_the_manifest(entry: ModelEntry) -> None:
     "entry", [e for e in MIRRORED if e.expect != "success"], ids=lambda e: e.model
 )
 def test_counterexample_replays_to_the_violation(entry: ModelEntry) -> None:
-    from redletter.python_model.actions import init_states, step
-    from redletter.python_model.invariants import INVARIANTS
-
-    cfg = load_model(entry.model, SPEC)
+    engine = load_engine(entry.model, SPEC)
     if entry.expect == "liveness failure":
         _lasso_replays(entry)
         return
-    result = explore(cfg)
+    result = explore(engine)
     assert result.violation is not None
     trace = result.violation.trace
-    assert trace[0].action == "Init" and trace[0].state in init_states(cfg)
+    assert trace[0].action == "Init" and trace[0].state in engine.init_states()
     s = trace[0].state
     for st in trace[1:]:
-        s = step(cfg, s, st.action, st.params)
+        s = _step(engine, s, st.action, st.params)
         assert s == st.state
-    assert not INVARIANTS[result.violation.name](cfg, s)
+    assert engine.violated_invariant(s) == result.violation.name
     for before in trace[:-1]:
-        assert INVARIANTS[result.violation.name](cfg, before.state)
+        assert engine.violated_invariant(before.state) is None
+
+
+def _step(engine: Engine[Any], s: object, action: str, params: Mapping[str, object]) -> object:
+    """The successor of ``s`` by ``action`` with ``params``, through the engine's
+    ``Next`` (a step the engine does not generate fails the test)."""
+    names = engine.action_names
+    found = [
+        t
+        for a, raw, t in engine.successors(s)
+        if names[a] == action and engine.params(a, raw) == params
+    ]
+    assert found, f"{action}{dict(params)} is not a step of {engine.name} from this state"
+    return found[0]
 
 
 def _lasso_replays(entry: ModelEntry) -> None:
     """The lasso of a liveness failure is a behaviour: each step replays, the goal
     never holds on it, and the cycle closes (or the last state may stutter)."""
-    from redletter.python_model.actions import init_states, step, successors
     from redletter.python_model.liveness import full_check
 
-    cfg = load_model(entry.model, SPEC)
-    _, live = full_check(cfg)
+    engine = load_engine(entry.model, SPEC)
+    _, live = full_check(engine)
     assert live is not None and live.violated is not None
     v = live.violated
     assert v.lasso is not None and v.prop.q is not None
     steps = v.lasso.steps
-    assert steps[0].action == "Init" and steps[0].state in init_states(cfg)
+    assert steps[0].action == "Init" and steps[0].state in engine.init_states()
     s = steps[0].state
     for st in steps[1:]:
-        s = step(cfg, s, st.action, st.params)
+        s = _step(engine, s, st.action, st.params)
         assert s == st.state
     assert any(v.prop.p(st.state) for st in steps)
     start = next(i for i, st in enumerate(steps) if v.prop.p(st.state))
     assert not any(v.prop.q(st.state) for st in steps[start:])
     if v.lasso.back_to is not None:  # the cycle's last state steps back to its first
         back = steps[v.lasso.back_to - 1].state
-        assert any(t == back for _, _, t in successors(cfg, s))
+        assert any(t == back for _, _, t in engine.successors(s))
 
 
 def test_graph_has_one_edge_per_generated_transition_inside_the_constraint(

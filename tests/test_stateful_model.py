@@ -298,9 +298,7 @@ def _find(
     return str(info.value)
 
 
-def _cases(
-    mutants: list[tuple[str, dict[str, str]]], long: set[str]
-) -> list[object]:
+def _cases(mutants: list[tuple[str, dict[str, str]]], long: set[str]) -> list[object]:
     """The mutants as parameters; the ones in ``long`` (minutes of searching each)
     run in `make test-long` only."""
     return [

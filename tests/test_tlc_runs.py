@@ -172,16 +172,16 @@ def test_spec_error_through_the_cli(toy_project: Path, capsys: pytest.CaptureFix
     )
 
 
-def test_crosscheck_refuses_a_model_that_is_not_chandy_lamport(
+def test_crosscheck_refuses_a_model_no_engine_mirrors(
     toy_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["check", "--root", str(toy_project), "--model", "MCToy"]) == Exit.FAIL
     tla = toy_project / "spec" / "MCToy.tla"
     assert (
         "MCToy: cross-check MISMATCH\n"
-        f"  the cross-check could not run: error[RL-INPUT-MODEL]: {tla}:3: the model must EXTEND "
-        "exactly one of ChandyLamportToken, ChandyLamportDiffusing, ChandyLamportHistory (or "
-        "ChandyLamport and exactly one of TokenApp, DiffusingApp, HistoryApp)\n"
+        f"  the cross-check could not run: error[RL-INPUT-MODEL]: {tla}: no Python engine"
+        " mirrors the modules MCToy uses (Naturals); the engines: ChandyLamport,"
+        " LazyChandyLamport, ObserverSnapshot, BarrierSnapshot\n"
     ) in capsys.readouterr().out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redletter.python_model.config import ModelConfig
+    from redletter.python_model.engine import Engine
     from redletter.python_model.explore import Graph, Step
 
 __all__ = ["app"]
@@ -41,14 +42,13 @@ __all__ = ["app"]
 app = typer.Typer()
 
 
-def _write_graph(path: Path, cfg: ModelConfig, model: str, graph: Graph) -> None:
+def _write_graph(path: Path, engine: Engine[Any], model: str, graph: Graph) -> None:
     """Write the graph as JSON lines: a header, one line per state, one per edge.
 
     ``{"model": M, "states": N, "edges": E, "initial": [...]}``, then
     ``{"state": i, "tla": "<state as TLC prints it>"}`` and
     ``{"src": i, "action": "SendApp", "dst": j}``.
     """
-    from redletter.python_model.state import to_tla
     from redletter.python_model.values import print_state
 
     try:
@@ -61,7 +61,7 @@ def _write_graph(path: Path, cfg: ModelConfig, model: str, graph: Graph) -> None
             }
             f.write(json.dumps(header) + "\n")
             for i, state in enumerate(graph.states):
-                f.write(json.dumps({"state": i, "tla": print_state(to_tla(cfg, state))}) + "\n")
+                f.write(json.dumps({"state": i, "tla": print_state(engine.to_tla(state))}) + "\n")
             for s, a, d in graph.edges():
                 f.write(json.dumps({"src": s, "action": a, "dst": d}) + "\n")
     except OSError as e:
@@ -105,7 +105,7 @@ def explore_cmd(
     properties."""
     from redletter.cli.live import explore_progress, status
     from redletter.python_model.cl_engine import ChandyLamportEngine
-    from redletter.python_model.config import load_model
+    from redletter.python_model.engines import load_engine
     from redletter.python_model.explore import explore
     from redletter.python_model.liveness import (
         check_liveness,
@@ -113,12 +113,10 @@ def explore_cmd(
         format_lasso,
         temporal_of,
     )
-    from redletter.python_model.state import to_tla
     from redletter.python_model.values import print_state
 
-    cfg = load_model(model, project(root).spec_dir)
-    engine = ChandyLamportEngine(cfg)
-    temporal = temporal_of(engine) if liveness and cfg.liveness else None
+    engine = load_engine(model, project(root).spec_dir)
+    temporal = temporal_of(engine) if liveness and engine.liveness else None
     bits = fair_bit_table(engine, temporal.fairness) if temporal is not None else None
     with explore_progress(model) as report:
         result = explore(engine, graph=graph is not None, fair_bits=bits, on_progress=report)
@@ -127,7 +125,7 @@ def explore_cmd(
     failed = result.violation is not None
     if states and result.violation is not None:
         for n, st in enumerate(result.violation.trace, start=1):
-            ui.info(f"State {n}:\n{print_state(to_tla(cfg, st.state))}")
+            ui.info(f"State {n}:\n{print_state(engine.to_tla(st.state))}")
     if temporal is not None and result.violation is None:
         with status(f"checking the temporal properties of {model}"):
             live, _ = check_liveness(engine, explored=result, temporal=temporal)
@@ -138,13 +136,15 @@ def explore_cmd(
             ui.lines(format_lasso(engine, v))
             steps = v.lasso.steps if v.lasso is not None else None
     if graph is not None and result.graph is not None:
-        _write_graph(graph, cfg, model, result.graph)
+        _write_graph(graph, engine, model, result.graph)
         ui.info(f"Graph written to {graph}")
     if diagram is not None:
         if steps is None:
             ui.info("No counterexample, so no diagram.")
+        elif not isinstance(engine, ChandyLamportEngine):
+            _draw_variant(engine, steps, diagram, f"{model}: counterexample")
         else:
-            _draw(cfg, steps, diagram, f"{model}: counterexample")
+            _draw(engine.cfg, steps, diagram, f"{model}: counterexample")
     done(Exit.FAIL if failed else Exit.OK)
 
 
@@ -160,6 +160,24 @@ def _draw(cfg: ModelConfig, steps: Sequence[Step], out: Path, title: str) -> Non
     except OSError as e:
         raise InputError(f"cannot write the diagram: {e.strerror}", path=str(out)) from e
     ui.info(f"Diagram of the counterexample written to {out} ({len(schedule)} steps)")
+
+
+def _draw_variant(engine: Engine[Any], steps: Sequence[Step], out: Path, title: str) -> None:
+    """A variant's counterexample as a space-time diagram (redletter.variants.diagrams)."""
+    from redletter.render.diagram import render_svg
+    from redletter.variants.diagrams import run_diagram
+
+    d = run_diagram(
+        engine, [st.state for st in steps], [st.action for st in steps[1:]], title=title
+    )
+    if d is None:
+        ui.info(f"No diagram: no drawing of {type(engine).__name__}'s runs.")
+        return
+    try:
+        out.write_text(render_svg(d), encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot write the diagram: {e.strerror}", path=str(out)) from e
+    ui.info(f"Diagram of the counterexample written to {out} ({len(steps) - 1} steps)")
 
 
 @app.command("crosscheck")

@@ -1,17 +1,22 @@
-"""``redletter variants measure|page``: the comparison page of the seeds' snapshot
-algorithms (``docs/variants.md``) and the TLC measurements it is made from."""
+"""``redletter variants measure|measure-python|diagrams|page``: the comparison page of
+the seeds' snapshot algorithms (``docs/variants.md``), the measurements it is made from
+and the diagrams of its counterexamples."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, done, model_name, project
+from redletter.cli.options import RootOption, SuiteOption, done, model_name, project
 from redletter.errors import Exit
 
 __all__ = ["app"]
+
+#: Where the figures are measured, as the page says it.
+MACHINE = "a 2-core machine shared with other jobs"
 
 app = typer.Typer(
     help="The comparison page of the seeds' snapshot algorithms (docs/variants.md).",
@@ -33,7 +38,7 @@ def measure_cmd(
     their cost models (the cost probe), write docs/variants.json, then docs/variants.md."""
     from redletter.cli.live import status
     from redletter.manifest import load_manifest
-    from redletter.variants import measurements_path
+    from redletter.variants import measurements_path, render_page
     from redletter.variants.catalogue import VARIANTS
     from redletter.variants.measure import (
         dump_measurements,
@@ -41,7 +46,6 @@ def measure_cmd(
         measure,
         plan,
     )
-    from redletter.variants.page import render
 
     proj = project(root)
     manifest = load_manifest(proj.manifest_path)
@@ -57,8 +61,9 @@ def measure_cmd(
             on_step=lambda s, i, n: show(f"[{i + 1}/{n}] TLC: {s.kind} of {s.entry.model}"),
         )
     dump_measurements(result, path)
+    _write_diagrams(proj, result)
     page = proj.root / "docs" / "variants.md"
-    page.write_text(render(manifest, result), encoding="utf-8")
+    page.write_text(render_page(proj), encoding="utf-8")
     for step in steps:
         name = step.entry.model
         if step.kind == "counterexample":
@@ -68,6 +73,100 @@ def measure_cmd(
             costs = result.costs[name]
             shown = ", ".join(f"{k} {e.min}..{e.max}" for k, e in sorted(costs.metrics.items()))
             ui.info(f"{name}: {costs.distinct} states; {shown}")
+    ui.info(f"wrote {path} and {page}")
+    done(Exit.OK)
+
+
+def _write_diagrams(proj: Any, measured: Any) -> list[Path]:
+    """Write docs/variants/<model>.svg for every measured counterexample with a drawing."""
+    from redletter.variants.diagrams import diagram_path, render_diagrams
+
+    written: list[Path] = []
+    for model, svg in render_diagrams(proj, measured).items():
+        out = proj.root / diagram_path(model)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(svg, encoding="utf-8")
+        written.append(out)
+    return written
+
+
+@app.command("diagrams")
+def diagrams_cmd(root: RootOption = None) -> None:
+    """Draw the counterexamples of docs/variants.json as space-time diagrams
+    (docs/variants/<model>.svg, shown by docs/variants.md)."""
+    from redletter.variants import measurements_path
+    from redletter.variants.measure import load_measurements
+
+    proj = project(root)
+    for out in _write_diagrams(proj, load_measurements(measurements_path(proj))):
+        ui.info(f"wrote {out}")
+    done(Exit.OK)
+
+
+@app.command("measure-python")
+def measure_python_cmd(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model", help="Measure only this model again (repeatable).", callback=model_name
+        ),
+    ] = None,
+    suite: SuiteOption = "default",
+    crosscheck: Annotated[
+        bool,
+        typer.Option(
+            "--crosscheck/--no-crosscheck",
+            help="Also run TLC with the state graph dumped and compare it exactly.",
+        ),
+    ] = True,
+    root: RootOption = None,
+) -> None:
+    """Explore every variant model with its Python mirror (safety, liveness, times),
+    cross-check it with TLC's graph, keep the figures in docs/variants.json and write
+    docs/variants.md."""
+    import dataclasses
+
+    from redletter.cli.live import status
+    from redletter.manifest import load_manifest
+    from redletter.variants import measurements_path, render_page
+    from redletter.variants.measure import dump_measurements, load_measurements
+    from redletter.variants.python_figures import (
+        figures_from_json,
+        figures_to_json,
+        measure_python,
+        variant_models,
+    )
+
+    proj = project(root)
+    manifest = load_manifest(proj.manifest_path)
+    path = measurements_path(proj)
+    measured = load_measurements(path)
+    previous, _ = figures_from_json(measured.python)
+    entries = [
+        e for e in variant_models(manifest) if (e.model in model if model else e.suite == suite)
+    ]
+    unknown = sorted(set(model or ()) - {e.model for e in entries})
+    if unknown:
+        raise typer.BadParameter(
+            f"not a model of a variant: {', '.join(unknown)}", param_hint="--model"
+        )
+    with status("measuring") as show:
+        figures = measure_python(
+            proj,
+            entries,
+            crosscheck=crosscheck,
+            previous=previous,
+            on_model=lambda e, i, n: show(f"[{i + 1}/{n}] Python: {e.model}"),
+        )
+    dump_measurements(dataclasses.replace(measured, python=figures_to_json(figures, MACHINE)), path)
+    page = proj.root / "docs" / "variants.md"
+    page.write_text(render_page(proj), encoding="utf-8")
+    for e in entries:
+        f = figures[e.model]
+        ui.info(
+            f"{e.model}: {f.result}{f' ({f.violated})' if f.violated else ''}, {f.distinct}"
+            f" states, {f.explore_seconds:g} s; cross-check: {f.crosscheck or 'not run'}"
+        )
     ui.info(f"wrote {path} and {page}")
     done(Exit.OK)
 

@@ -8,12 +8,14 @@ and ``spec/manifest.json``; a test fails when the committed page is stale.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 
 from redletter.manifest import Manifest, ModelEntry
 from redletter.variants.catalogue import FAMILIES, GROUPS, VARIANTS, Metric, Variant
+from redletter.variants.diagrams import diagram_path
+from redletter.variants.flink import FlinkMode, flink_section
 from redletter.variants.measure import Counterexample, Extremes, Measurements
+from redletter.variants.python_figures import python_section
 from redletter.variants.traces import NOTE, lanes, last_state
 
 __all__ = ["FLINK_MARK", "PYTHON_MARK", "render"]
@@ -36,9 +38,11 @@ Barrier Snapshots with their variants (`seeds/002`).  Each is specified in TLA+
 beside `spec/ChandyLamport.tla`, in the same vocabulary, and model-checked by
 `make check` on the models of `spec/manifest.json`, including models that must fail.
 
-Everything with a number on this page was measured by TLC {tlc} on those models:
-state counts by `make check` (the manifest), counterexamples and costs by
-`{command}` (kept in `docs/variants.json`).
+Everything with a number on this page was measured: by TLC {tlc} on those models
+(state counts by `make check`, the manifest; counterexamples and costs by
+`{command}`, kept in `docs/variants.json`), by the Python mirror of each variant
+(its section below, with the command that measured it) and by Apache Flink itself
+(its section below, from `docs/data/flink-results.json`).
 
 """
 
@@ -176,6 +180,13 @@ def _counterexample(v: Variant, c: Counterexample | None, model: str, story: str
     out = [f"#### `{model}`: {what}", "", story, ""]
     if c is None:
         return out
+    out += [
+        f"![Space-time diagram of TLC's counterexample for {model}: one line per machine,"
+        f" time to the right]({diagram_path(model).relative_to('docs').as_posix()})",
+        "",
+        "The same run as a table (time runs down, one column per machine):",
+        "",
+    ]
     family = FAMILIES[v.family]
     ctx: dict[str, object] = {}
     if v.key == "aligned":
@@ -266,40 +277,19 @@ def _variant(manifest: Manifest, m: Measurements, v: Variant) -> list[str]:
     return out
 
 
-def _marked(mark: str, title: str, data: object, pending: str) -> list[str]:
-    out = [f"## {title}", "", mark, ""]
-    if data is None:
-        out += [pending, ""]
-    else:
-        out += ["```json", json.dumps(data, indent=1, sort_keys=True), "```", ""]
-    out += [mark.replace("section:", "end of section:"), ""]
-    return out
-
-
-def render(manifest: Manifest, m: Measurements) -> str:
-    """The whole page."""
+def render(manifest: Manifest, m: Measurements, flink: Sequence[FlinkMode] | None = None) -> str:
+    """The whole page (``flink``: the modes of ``docs/data/flink-results.json``)."""
     out = [_INTRO.format(tlc=m.tlc, command=m.command)]
     out += _glance()
     out += _costs(manifest, m)
     for v in VARIANTS:
         out += _variant(manifest, m, v)
-    out += _marked(
-        PYTHON_MARK,
-        "The Python model's figures",
-        m.python,
-        "Not measured yet: the Python mirror of these variants (and its exact"
-        " cross-check against TLC's state graphs) is a later part of issue 13.  Until"
-        " then `make check`'s cross-check column says `none: no Python mirror yet` for"
-        ' their models (their manifest rows say `"python": false`).',
-    )
-    out += _marked(
-        FLINK_MARK,
-        "Apache Flink itself",
-        m.flink,
-        "Not measured yet: the experiment on Apache Flink (aligned, unaligned and"
-        " at-least-once runs of a keyed count with an injected failure, judged per key"
-        " as exactly once, duplicated or lost) is a later part of issue 13.",
-    )
+    out += ["## The Python model's figures", "", PYTHON_MARK, ""]
+    out += python_section(manifest, m.python)
+    out += [PYTHON_MARK.replace("section:", "end of section:"), ""]
+    out += ["## Apache Flink itself", "", FLINK_MARK, ""]
+    out += flink_section(flink)
+    out += [FLINK_MARK.replace("section:", "end of section:"), ""]
     out += [
         "## How this page is made",
         "",
@@ -309,6 +299,11 @@ def render(manifest: Manifest, m: Measurements) -> str:
         " counterexample is the shortest and the same on every run) and on each cost"
         " model with the cost probe, and writes `docs/variants.json`;"
         " `redletter variants measure --model NAME` measures one model again.",
+        "* `.venv/bin/redletter variants measure-python` explores every variant model"
+        " with its Python mirror and cross-checks it with TLC's graph (the Python"
+        " figures); `.venv/bin/redletter variants diagrams` draws the counterexamples"
+        " (`docs/variants/*.svg`); `make flink-results` measures Apache Flink"
+        " (`docs/data/flink-results.json`).",
         "* `.venv/bin/python -m redletter.variants > docs/variants.md` writes this page"
         " from those measurements, the manifest and the descriptions in"
         " `redletter/variants/catalogue.py`.",
