@@ -622,7 +622,9 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
             raise
         what = exc.message.removeprefix(f"{tla_path}: ")
         raise bad(what) from None
-    steps = make_steps(overrides, snaps)
+    # the steps of ChandyLamport.tla; a variant's own overridable operators (the lazy
+    # variant's MaySend, say) are read by its engine from ``overrides``
+    steps = make_steps({op: d for op, d in overrides.items() if op in OVERRIDES}, snaps)
     return ModelConfig(
         name=name,
         tla_path=tla_path,

@@ -27,7 +27,7 @@ from redletter.python_model.config import (
 from redletter.python_model.engine import Engine
 from redletter.python_model.temporal import read_module_uses
 
-__all__ = ["FAMILIES", "load_engine"]
+__all__ = ["FAMILIES", "family_of", "load_engine"]
 
 
 def _chandy_lamport(name: str, spec_dir: Path) -> Engine[Any]:
@@ -69,6 +69,13 @@ FAMILIES: Final[
     ("ObserverSnapshot", lambda uses: "ObserverSnapshotToken" in uses, _observer),
     ("BarrierSnapshot", lambda uses: "BarrierSnapshot" in uses, _barrier),
 ]
+
+
+def family_of(name: str, spec_dir: Path) -> str | None:
+    """The engine family of model ``name`` (``"ChandyLamport"``, ...), or ``None``
+    when no engine mirrors the modules it uses."""
+    uses = read_module_uses(spec_dir / f"{name}.tla")
+    return next((f for f, belongs, _ in FAMILIES if belongs(uses)), None)
 
 
 def load_engine(name: str, spec_dir: Path) -> Engine[Any]:

@@ -52,6 +52,7 @@ from redletter.python_model.actions import (
     _send_app,
     _start_enabled,
     app_action_bound,
+    app_budget_left,
     app_state,
 )
 from redletter.python_model.config import ModelConfig
@@ -273,13 +274,15 @@ def lazy_successors(
     local, buf, owed = s.local, s.buf, s.owed
     src, dst = cfg.chan_src, cfg.chan_dst
     nc = len(buf)
-    for c in range(nc):
+    # CL!SendApp and CL!InternalEvent carry the application's bound, AppBudgetLeft
+    budget = app_budget_left(cfg, cl)
+    for c in range(nc if budget else 0):
         if not may_send_always and any(o >> c & 1 for o in owed):
             continue  # MaySend(c) == \A k \in Snap : c \notin owed[k]
         p = src[c]
         for m in app.sendable(p, dst[c], local[p]):
             yield SEND_APP, (c, m), _lazy(_send_app(cfg, cl, c, m), owed)
-    for p in range(len(local)):
+    for p in range(len(local) if budget else 0):
         for e in app.events(p, local[p]):
             yield INTERNAL_EVENT, (p, e), _lazy(_internal_event(cfg, cl, p, e), owed)
     deliverable = cfg.steps.deliverable
@@ -287,7 +290,7 @@ def lazy_successors(
         bc = buf[c]
         if not bc:
             continue
-        for i in deliverable(cl, c):
+        for i in deliverable(cfg, cl, c):
             m = bc[i - 1]
             if m >= 0 and app.can_receive(dst[c], src[c], m, local[dst[c]]):
                 yield RECEIVE_APP, (c, i), _lazy(_receive_app(cfg, cl, c, i, m), owed)
@@ -299,7 +302,7 @@ def lazy_successors(
         bc = buf[c]
         if not bc:
             continue
-        for i in deliverable(cl, c):
+        for i in deliverable(cfg, cl, c):
             m = bc[i - 1]
             if m < 0:
                 yield RECEIVE_RED_LETTER, (c, i), _receive_red_letter(cfg, s, c, i, -m)

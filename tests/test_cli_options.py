@@ -33,6 +33,10 @@ FREE_TEXT = {
     ("pipeline", "campaign", "--runner"),
     ("symbolic", "bmc", "--mutant"),
     ("symbolic", "synth", "--goal"),
+    # Names checked in the body against their registries (the message lists them).
+    ("teeth", "check", "--property"),
+    ("symbolic", "induction", "--variant"),
+    ("symbolic", "induction", "--drop"),
     # Checked in the body: a missing Flink Python is Flink not installed (exit 3).
     ("flink", "run", "--flink-python"),
 }

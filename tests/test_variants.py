@@ -157,7 +157,7 @@ def test_the_probe_cfg_keeps_the_model_and_checks_only_the_probe() -> None:
         "INVARIANT\n"
         "    CostProbe\n"
     )
-    cfg = (ROOT / "spec" / "MCToken2.cfg").read_text(encoding="utf-8")
+    cfg = (ROOT / "spec" / "MCLazyUnpaidFailure.cfg").read_text(encoding="utf-8")
     assert "CONSTRAINT AppActionBound\nINVARIANT\n    CostProbe\n" in probe_cfg(cfg)
     assert "SnapshotsComplete" not in probe_cfg(cfg)
 

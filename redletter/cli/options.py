@@ -289,13 +289,15 @@ def suite_name(value: str) -> str:
 _register(suite_name, "choice")
 
 
-def choice(*values: str) -> Callable[[str | None], str | None]:
-    """An option whose value is one of ``values``."""
+def choice(*values: str) -> Callable[[T], T]:
+    """An option whose value (or each of its values, when repeatable) is one of
+    ``values``."""
     words = ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else values[0]
 
-    def check(value: str | None) -> str | None:
-        if value is not None and value not in values:
-            raise _bad(f"expected {words}, got {value!r}")
+    def check(value: T) -> T:
+        for v in value if isinstance(value, list) else [value]:
+            if v is not None and v not in values:
+                raise _bad(f"expected {words}, got {v!r}")
         return value
 
     _register(check, "choice")

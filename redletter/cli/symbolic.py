@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import count, done, output_file
+from redletter.cli.options import choice, count, done, output_file, seconds_option
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
@@ -186,29 +186,48 @@ def synth_cmd(
 
 @app.command("induction")
 def induction_cmd(
-    topology: Annotated[str, typer.Option(help="ring, directed-ring or complete.")] = "ring",
-    machines: Annotated[int, typer.Option(help="Machines p1..pN.")] = 3,
-    snapshots: Annotated[int, typer.Option(help="Snapshots 1..S, concurrent, any starter.")] = 1,
+    topology: Annotated[
+        str,
+        typer.Option(
+            help="ring, directed-ring or complete.",
+            callback=choice("ring", "directed-ring", "complete"),
+        ),
+    ] = "ring",
+    machines: Annotated[int, typer.Option(help="Machines p1..pN.", callback=count(2))] = 3,
+    snapshots: Annotated[
+        int, typer.Option(help="Snapshots 1..S, concurrent, any starter.", callback=count(1))
+    ] = 1,
     app_name: Annotated[
-        str, typer.Option("--app", help="generic (any application) or token (TokenApp).")
+        str,
+        typer.Option(
+            "--app",
+            help="generic (any application) or token (TokenApp).",
+            callback=choice("generic", "token"),
+        ),
     ] = "generic",
-    variant: Annotated[
-        str, typer.Option(help="correct, or a bug class (see --list).")
-    ] = "correct",
+    variant: Annotated[str, typer.Option(help="correct, or a bug class (see --list).")] = "correct",
     drop: Annotated[
         list[str] | None,
         typer.Option(help="Leave this conjunct out of the invariant (repeatable)."),
     ] = None,
     keep_going: Annotated[
         bool,
-        typer.Option(help="After a counterexample, check the rest (default: stop, unless "
-                     "the variant is correct and nothing is dropped)."),
+        typer.Option(
+            help="After a counterexample, check the rest (default: stop, unless "
+            "the variant is correct and nothing is dropped)."
+        ),
     ] = False,
     call_units: Annotated[
-        int, typer.Option(help="z3 resource units per solver call (about 5M a second).")
+        int,
+        typer.Option(
+            help="z3 resource units per solver call (about 5M a second).", callback=count(1)
+        ),
     ] = 50_000_000,
     case_seconds: Annotated[
-        float, typer.Option(help="Wall-clock safety budget for the case, in seconds.")
+        float,
+        typer.Option(
+            help="Wall-clock safety budget for the case, in seconds.", callback=seconds_option()
+        ),
     ] = 3600.0,
     list_: Annotated[
         bool, typer.Option("--list", help="List the conjuncts and the bug classes, and exit.")
@@ -237,16 +256,13 @@ def induction_cmd(
         ui.lines(f"  {v.name:<26} {v.bug}" for v in VARIANTS.values())
         done(Exit.OK)
     if call_units < 1 or case_seconds <= 0:
-        raise InputError(
-            "--call-units and --case-seconds must be positive", code="RL-INPUT-USAGE"
-        )
+        raise InputError("--call-units and --case-seconds must be positive", code="RL-INPUT-USAGE")
     case = Case(topology, machines, snapshots, app_name, variant)
     dropped = tuple(drop or ())
     budget = Budget(call_units=call_units, case_seconds=case_seconds)
     stop = not keep_going and (bool(dropped) or case.variant != "correct")
     with _induction_progress(case) as on_outcome:
-        result = prove(case, drop=dropped, budget=budget, stop_at_first=stop,
-                       on_outcome=on_outcome)
+        result = prove(case, drop=dropped, budget=budget, stop_at_first=stop, on_outcome=on_outcome)
     for cti in result.ctis:
         ui.lines(cti_lines(case, cti, result.dropped))
     ui.lines(result_lines(result))

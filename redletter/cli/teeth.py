@@ -21,7 +21,17 @@ from typing import Annotated
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, at_least, done, project, seconds
+from redletter.cli.options import (
+    RootOption,
+    at_least,
+    choice,
+    count,
+    done,
+    model_name,
+    project,
+    seconds,
+    seconds_option,
+)
 from redletter.errors import Exit
 
 __all__ = ["app"]
@@ -36,7 +46,9 @@ app = typer.Typer(
 def check_cmd(
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", help="Only this model that must fail (repeatable)."),
+        typer.Option(
+            "--model", help="Only this model that must fail (repeatable).", callback=model_name
+        ),
     ] = None,
     prop: Annotated[
         list[str] | None,
@@ -44,10 +56,16 @@ def check_cmd(
     ] = None,
     engine: Annotated[
         list[str] | None,
-        typer.Option("--engine", help="tlc or python (repeatable; default both)."),
+        typer.Option(
+            "--engine",
+            help="tlc or python (repeatable; default both).",
+            callback=choice("tlc", "python"),
+        ),
     ] = None,
-    jobs: Annotated[int, typer.Option(help="TLC cells run at a time.")] = 1,
-    workers: Annotated[int, typer.Option(help="TLC worker threads per cell.")] = 1,
+    jobs: Annotated[int, typer.Option(help="TLC cells run at a time.", callback=count(1))] = 1,
+    workers: Annotated[
+        int, typer.Option(help="TLC worker threads per cell.", callback=count(1))
+    ] = 1,
     write_docs: Annotated[
         bool,
         typer.Option(
@@ -127,20 +145,34 @@ def check_cmd(
 
 @app.command("theorem")
 def theorem_cmd(
-    topology: Annotated[str, typer.Option(help="ring, directed-ring or complete.")] = "complete",
-    machines: Annotated[int, typer.Option(help="How many machines.")] = 2,
-    length: Annotated[int, typer.Option(help="The longest run z3 considers.")] = 4,
+    topology: Annotated[
+        str,
+        typer.Option(
+            help="ring, directed-ring or complete.",
+            callback=choice("ring", "directed-ring", "complete"),
+        ),
+    ] = "complete",
+    machines: Annotated[int, typer.Option(help="How many machines.", callback=count(2))] = 2,
+    length: Annotated[
+        int, typer.Option(help="The longest run z3 considers.", callback=count(1))
+    ] = 4,
     initial: Annotated[
-        int, typer.Option(help="The most messages a buffer holds in the initial state.")
+        int,
+        typer.Option(
+            help="The most messages a buffer holds in the initial state.", callback=count(0)
+        ),
     ] = 1,
     variant: Annotated[
         list[str] | None,
         typer.Option(
             "--variant",
             help="theorem, non-fifo, swallowed or white-again (repeatable; default all).",
+            callback=choice("theorem", "non-fifo", "swallowed", "white-again"),
         ),
     ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds z3 may take per variant.")] = 120.0,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds z3 may take per variant.", callback=seconds_option())
+    ] = 120.0,
 ) -> None:
     """Prove Lemma0 => Lemma1 with z3, and show each hypothesis is needed.
 
