@@ -169,6 +169,7 @@ def _stop(pid: int) -> None:
         return
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
+        _reap(pid)
         try:
             os.killpg(pid, 0)
         except ProcessLookupError:
@@ -176,6 +177,15 @@ def _stop(pid: int) -> None:
         time.sleep(0.2)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    """Collect ``pid`` if this process started it (``cluster up`` and ``down`` in one
+    process, as in the tests): else its zombie would keep its process group alive."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def stop_standalone(workdir: Path) -> Standalone | None:

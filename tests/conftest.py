@@ -4,6 +4,8 @@ reason shown by ``-ra``, only when Java is absent — never for any other reason
 from __future__ import annotations
 
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,20 @@ def toy_project(tmp_path: Path, tlc_jar: Path) -> Path:
     cache.mkdir()
     (cache / "tla2tools.jar").symlink_to(tlc_jar)
     return tmp_path / "proj"
+
+
+@pytest.fixture(scope="session")
+def go_reference_node() -> Iterator[Path]:
+    """The Go reference node, built once into a directory of its own that the
+    sandbox's fresh uid can reach (pytest's temporary directories are private to
+    their user, and a run's own folder is hidden from the programs it runs)."""
+    from redletter.conformance.gonode import build_reference_go
+
+    where = Path(tempfile.mkdtemp(prefix="rl-test-go-"))
+    try:
+        where.chmod(0o755)
+        binary = build_reference_go(where / "reference-go")
+        binary.chmod(0o755)
+        yield binary
+    finally:
+        shutil.rmtree(where, ignore_errors=True)

