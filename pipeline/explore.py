@@ -33,7 +33,7 @@ fields (:meth:`State.key`: nested tuples of ints, booleans, strings and ``None``
 serialised by PySpark between its own JVM and Python workers -- about four times
 cheaper to decode than JSON (measured under load: 55 against 219 us a state), and
 never written anywhere.  A state's ``fp`` is
-:func:`redletter.python_model.cl_engine.state_fingerprint` (BLAKE2b of the fields'
+:func:`redletter.python_model.engine.state_fingerprint` (BLAKE2b of the fields'
 ``repr``: the same in every process, no ``hash()``).  The tables of the graph
 directory hold the compact JSON of the fields instead (``enc/``,
 :func:`encode_state`): data, never code (pickle could execute code and is never used
@@ -71,8 +71,8 @@ from redletter.python_model.actions import (
     fast_successors,
     init_states,
 )
-from redletter.python_model.cl_engine import state_fingerprint
 from redletter.python_model.config import ModelConfig
+from redletter.python_model.engine import state_fingerprint
 from redletter.python_model.explore import Step, Violation
 from redletter.python_model.invariants import Checker
 from redletter.python_model.state import State, to_tla

@@ -34,14 +34,13 @@ checkpoints)::
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TypeAlias
 
 from redletter.errors import InputError, SpecError
-from redletter.python_model.engine import ActionInstance, Params, RawParams
+from redletter.python_model.engine import ActionInstance, Params, RawParams, state_fingerprint
 from redletter.python_model.state import _items
 from redletter.python_model.values import Record, Value, apply_fn, fcn
 from redletter.python_model.values import State as TlaState
@@ -898,8 +897,7 @@ class BarrierEngine:
     # ------------------------------------------------------------------ identity
 
     def fingerprint(self, s: BarrierState) -> int:
-        digest = hashlib.blake2b(repr(s.key()).encode(), digest_size=8).digest()
-        return int.from_bytes(digest, "big", signed=True)
+        return state_fingerprint(s)
 
     def to_tla(self, s: BarrierState) -> TlaState:
         return TlaState(zip(self.variables, _to_tla(self.cfg, s), strict=True))

@@ -15,9 +15,9 @@ properties use.  The action instances of a model, numbered densely::
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from redletter.python_model.actions import (
     ACTION_NAMES,
@@ -28,21 +28,43 @@ from redletter.python_model.actions import (
     params_of,
 )
 from redletter.python_model.config import ModelConfig
-from redletter.python_model.engine import ActionInstance, Params, RawParams
+from redletter.python_model.engine import ActionInstance, Params, RawParams, state_fingerprint
 from redletter.python_model.invariants import Checker
 from redletter.python_model.state import TLA_NAMES, State, from_tla, to_tla
 from redletter.python_model.values import State as TlaState
 from redletter.python_model.values import Value
 
-__all__ = ["ChandyLamportEngine", "state_fingerprint"]
+__all__ = ["ChandyLamportEngine", "snapshot_predicate"]
 
 
-def state_fingerprint(s: State) -> int:
-    """BLAKE2b (8 bytes, signed) of the ``repr`` of the state's fields: canonical (the
-    fields are ints, tuples, strings, booleans and ``None``, whose ``repr`` is the same
-    in every process), unlike ``hash()``."""
-    digest = hashlib.blake2b(repr(s.key()).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+class _Histories(Protocol):
+    """A state with ChandyLamport.tla's history variables S0 and Sf."""
+
+    @property
+    def s0(self) -> tuple[object, ...]: ...
+
+    @property
+    def sf(self) -> tuple[object, ...]: ...
+
+
+H = TypeVar("H", bound=_Histories)
+
+
+def snapshot_predicate(
+    cfg: ModelConfig, name: str, args: tuple[Value, ...]
+) -> Callable[[H], bool] | None:
+    """``Started(k)``, ``Complete(k)``, ``InProgress(k)`` of ChandyLamport.tla, on any
+    state that carries its ``S0`` and ``Sf`` (ChandyLamport's own, the lazy variant's)."""
+    if len(args) != 1 or args[0] not in cfg.snap_index:
+        return None
+    k = cfg.snap_index[args[0]]  # type: ignore[index]
+    if name == "Started":
+        return lambda s: s.s0[k] is not None
+    if name == "Complete":
+        return lambda s: s.sf[k] is not None
+    if name == "InProgress":
+        return lambda s: s.s0[k] is not None and s.sf[k] is None
+    return None
 
 
 class ChandyLamportEngine:
@@ -120,16 +142,7 @@ class ChandyLamportEngine:
 
     def predicate(self, name: str, args: tuple[Value, ...]) -> Callable[[State], bool] | None:
         """``Started(k)``, ``Complete(k)``, ``InProgress(k)`` of ChandyLamport.tla."""
-        if len(args) != 1 or args[0] not in self.cfg.snap_index:
-            return None
-        k = self.cfg.snap_index[args[0]]  # type: ignore[index]
-        if name == "Started":
-            return lambda s: s.s0[k] is not None
-        if name == "Complete":
-            return lambda s: s.sf[k] is not None
-        if name == "InProgress":
-            return lambda s: s.s0[k] is not None and s.sf[k] is None
-        return None
+        return snapshot_predicate(self.cfg, name, args)
 
     # ------------------------------------------------------------------ identity
 

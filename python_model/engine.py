@@ -51,6 +51,7 @@ called module functions before.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Protocol, TypeAlias, TypeVar
 
@@ -64,9 +65,24 @@ __all__ = [
     "RawParams",
     "S",
     "Successor",
+    "state_fingerprint",
 ]
 
 S = TypeVar("S", bound=Hashable)
+
+
+class Keyed(Protocol):
+    """A state that gives its fields as a tuple (every engine's states do)."""
+
+    def key(self) -> tuple[object, ...]: ...
+
+
+def state_fingerprint(s: Keyed) -> int:
+    """BLAKE2b (8 bytes, signed) of the ``repr`` of the state's fields: canonical (the
+    fields are ints, tuples, strings, booleans and ``None``, whose ``repr`` is the same
+    in every process), unlike ``hash()``."""
+    digest = hashlib.blake2b(repr(s.key()).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
 
 RawParams: TypeAlias = tuple[int, ...]
 """An opaque binding of an action, small ints (meaningful to its engine only)."""

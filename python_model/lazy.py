@@ -39,7 +39,6 @@ snapshots)::
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,8 +54,9 @@ from redletter.python_model.actions import (
     app_budget_left,
     app_state,
 )
+from redletter.python_model.cl_engine import snapshot_predicate
 from redletter.python_model.config import ModelConfig
-from redletter.python_model.engine import ActionInstance, Params, RawParams
+from redletter.python_model.engine import ActionInstance, Params, RawParams, state_fingerprint
 from redletter.python_model.invariants import Checker, type_ok
 from redletter.python_model.state import (
     TLA_NAMES,
@@ -464,23 +464,12 @@ class LazyEngine:
 
     def predicate(self, name: str, args: tuple[Value, ...]) -> Callable[[LazyState], bool] | None:
         """``Started(k)``, ``Complete(k)``, ``InProgress(k)``, also as ``CL!...``."""
-        if len(args) != 1 or args[0] not in self.cfg.snap_index:
-            return None
-        k = self.cfg.snap_index[args[0]]  # type: ignore[index]
-        base = name.removeprefix("CL!")
-        if base == "Started":
-            return lambda s: s.s0[k] is not None
-        if base == "Complete":
-            return lambda s: s.sf[k] is not None
-        if base == "InProgress":
-            return lambda s: s.s0[k] is not None and s.sf[k] is None
-        return None
+        return snapshot_predicate(self.cfg, name.removeprefix("CL!"), args)
 
     # ------------------------------------------------------------------ identity
 
     def fingerprint(self, s: LazyState) -> int:
-        digest = hashlib.blake2b(repr(s.key()).encode(), digest_size=8).digest()
-        return int.from_bytes(digest, "big", signed=True)
+        return state_fingerprint(s)
 
     def to_tla(self, s: LazyState) -> TlaState:
         cfg = self.cfg

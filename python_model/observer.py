@@ -35,7 +35,6 @@ snapshots)::
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,7 @@ from typing import Final, TypeAlias
 
 from redletter.errors import InputError, SpecError
 from redletter.python_model.apps import App, make_app
-from redletter.python_model.engine import ActionInstance, Params, RawParams
+from redletter.python_model.engine import ActionInstance, Params, RawParams, state_fingerprint
 from redletter.python_model.state import (
     ACT_INTERNAL,
     ACT_KINDS,
@@ -866,8 +865,7 @@ class ObserverEngine:
     # ------------------------------------------------------------------ identity
 
     def fingerprint(self, s: ObsState) -> int:
-        digest = hashlib.blake2b(repr(s.key()).encode(), digest_size=8).digest()
-        return int.from_bytes(digest, "big", signed=True)
+        return state_fingerprint(s)
 
     def to_tla(self, s: ObsState) -> TlaState:
         cfg = self.cfg
