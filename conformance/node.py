@@ -25,7 +25,7 @@ import json
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import IO
+from typing import IO, ClassVar
 
 from redletter.conformance import protocol as p
 from redletter.conformance.protocol import JsonValue
@@ -43,6 +43,9 @@ class NodeFailure(Exception):
 
 class SnapshotNode(ABC):
     """One node: the library's part (app state, wire, replies) and the hooks."""
+
+    #: The algorithm this node runs (``init.algorithm``; see docs/protocol.md).
+    algorithm: ClassVar[str] = "chandy-lamport"
 
     def __init__(self, init: p.Init) -> None:
         self.node_id = init.node_id
@@ -96,6 +99,10 @@ class SnapshotNode(ABC):
     def on_app_internal(self, event: int) -> None:  # noqa: B027 (a hook; empty by default)
         """Perform an internal event: nothing for the snapshot algorithm."""
 
+    def on_idle(self) -> None:  # noqa: B027 (a hook; empty by default)
+        """An idle turn: take the steps the algorithm may take at any time (none for
+        Chandy-Lamport: a red machine sends its red letters when it turns red)."""
+
     # -- the algorithm (the implementer writes these) ------------------------
 
     @abstractmethod
@@ -148,6 +155,9 @@ class SnapshotNode(ABC):
                 self.state = body.new_state
                 self.on_app_internal(body.event)
                 return p.AppInternalOk(reply_to, None, *self._effects())
+            if isinstance(body, p.Idle):
+                self.on_idle()
+                return p.IdleOk(reply_to, None, *self._effects())
             if isinstance(body, p.Report):
                 state, channels, complete = self.report(body.snapshot)
                 return p.ReportOk(reply_to, None, state, dict(channels), complete)
@@ -178,7 +188,16 @@ class NodeHost:
                 return p.Error(body.msg_id, None, "bad-request", "init.node_id differs from dest")
             if dest in self.nodes:
                 return p.Error(body.msg_id, None, "bad-request", f"{dest} is already initialised")
-            self.nodes[dest] = self.factory(body)
+            made = self.factory(body)
+            asked = body.algorithm or p.ALGORITHMS[0]
+            if made.algorithm != asked:
+                return p.Error(
+                    body.msg_id,
+                    None,
+                    "unsupported",
+                    f"this node runs the {made.algorithm} algorithm, not {asked}",
+                )
+            self.nodes[dest] = made
             return p.InitOk(body.msg_id)
         node = self.nodes.get(dest)
         if node is None:

@@ -28,6 +28,7 @@ Everything public is re-exported here: ``from redletter.conformance import proto
 from redletter.conformance.protocol.codec import MAX_SHOWN, body_to_json, decode, encode
 from redletter.conformance.protocol.docs import render_markdown
 from redletter.conformance.protocol.messages import (
+    ALGORITHMS,
     APP_NAMES,
     APPS,
     ERROR_CODES,
@@ -44,6 +45,8 @@ from redletter.conformance.protocol.messages import (
     DeliverOk,
     Envelope,
     Error,
+    Idle,
+    IdleOk,
     Init,
     InitOk,
     JsonValue,
@@ -64,6 +67,7 @@ from redletter.conformance.protocol.messages import (
 from redletter.conformance.protocol.schema import MESSAGES, MessageSchema
 
 __all__ = [
+    "ALGORITHMS",
     "APPS",
     "APP_NAMES",
     "ERROR_CODES",
@@ -82,6 +86,8 @@ __all__ = [
     "DeliverOk",
     "Envelope",
     "Error",
+    "Idle",
+    "IdleOk",
     "Init",
     "InitOk",
     "JsonValue",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Final, TypeAlias
 
 __all__ = [
+    "ALGORITHMS",
     "APPS",
     "APP_NAMES",
     "ERROR_CODES",
@@ -28,6 +29,8 @@ __all__ = [
     "DeliverOk",
     "Envelope",
     "Error",
+    "Idle",
+    "IdleOk",
     "Init",
     "InitOk",
     "JsonValue",
@@ -51,6 +54,9 @@ Channel: TypeAlias = tuple[str, str]  #: a directed channel ``(src, dst)``
 
 HARNESS: Final = "harness"  #: the node id of the harness (``src`` of requests)
 APPS: Final = ("token", "diffusing", "history")  #: the applications a node may run
+#: The snapshot algorithms a node may be asked to run (``init.algorithm``); the first is
+#: the default, EWD 864's, and its name is omitted from ``init``.
+ALGORITHMS: Final = ("chandy-lamport", "lazy", "observer", "barrier")
 #: The protocol's name of each application module of the spec.
 APP_NAMES: Final[Mapping[str, str]] = {
     "TokenApp": "token",
@@ -152,6 +158,7 @@ class Init(Request):
     out_channels: tuple[Channel, ...] = ()
     app: str = "token"
     app_state: JsonValue = None
+    algorithm: str | None = None  #: None: chandy-lamport (the field is then omitted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +188,11 @@ class Deliver(Request):
 class StartSnapshot(Request):
     type: ClassVar[str] = "start_snapshot"
     snapshot: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Idle(Request):
+    type: ClassVar[str] = "idle"
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +233,11 @@ class DeliverOk(StepReply):
 @dataclass(frozen=True, slots=True)
 class StartSnapshotOk(StepReply):
     type: ClassVar[str] = "start_snapshot_ok"
+
+
+@dataclass(frozen=True, slots=True)
+class IdleOk(StepReply):
+    type: ClassVar[str] = "idle_ok"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from redletter.conformance.protocol.messages import (
+    ALGORITHMS,
     APPS,
     ERROR_CODES,
     AppInternal,
@@ -32,6 +33,8 @@ from redletter.conformance.protocol.messages import (
     Deliver,
     DeliverOk,
     Error,
+    Idle,
+    IdleOk,
     Init,
     InitOk,
     JsonValue,
@@ -419,6 +422,15 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
                 ),
                 Field("app", _Str("app name", APPS), "The application: " + ", ".join(APPS)),
                 Field("app_state", JSON, "The node's initial local app state."),
+                Field(
+                    "algorithm",
+                    _Str("algorithm name", ALGORITHMS),
+                    "The snapshot algorithm the node must run: "
+                    + ", ".join(ALGORITHMS)
+                    + ".  Absent for chandy-lamport (EWD 864's, the default); a node that "
+                    "does not implement the one asked answers `error` `unsupported`.",
+                    optional=True,
+                ),
             ),
             ("init_ok",),
             lambda: Init(
@@ -493,6 +505,19 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
             lambda: StartSnapshot(msg_id=5, snapshot=1),
         ),
         MessageSchema(
+            "idle",
+            Idle,
+            "request",
+            "Nothing happens in the application: the node may take the steps its algorithm "
+            "lets it take at any time (the lazy algorithm pays owed markers; an observer "
+            "declares a snapshot complete).  The harness sends it when the schedule gives "
+            "a node a turn with nothing to receive (the fairness of those steps: a node "
+            "that never takes them when idle fails).  A Chandy-Lamport node does nothing.",
+            _REQ,
+            ("idle_ok",),
+            lambda: Idle(msg_id=7),
+        ),
+        MessageSchema(
             "report",
             Report,
             "request",
@@ -549,6 +574,14 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
                 sent=(Sent(("p1", "p2"), Marker(1)),),
                 recorded=(RecordState(1, 2),),
             ),
+        ),
+        MessageSchema(
+            "idle_ok",
+            IdleOk,
+            "reply",
+            "The idle turn was taken (what it sent, recorded and completed).",
+            (*_REP, *_STEP_FIELDS),
+            example=lambda: IdleOk(in_reply_to=7),
         ),
         MessageSchema(
             "report_ok",
