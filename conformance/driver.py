@@ -207,6 +207,55 @@ class ProcessTransport:
                 self.sandbox.close()
 
 
+def call(transport: Transport, node: str, body: p.Request, expected: type[R]) -> R:
+    """Send ``body`` to ``node`` and return its reply of type ``expected``; an ``error``
+    reply or a reply of another type is the node's failure (raised as a
+    :class:`~redletter.conformance.process.NodeError` with its last lines)."""
+    reply = transport.call(node, body)
+    if isinstance(reply, expected):
+        return reply
+    what = f"{body.type} (msg_id {body.msg_id})"
+    if isinstance(reply, p.Error):
+        raise transport.fail(
+            node,
+            NodeErrorReply,
+            f"node {node} answered {what} with error {reply.code}: {reply.text}",
+        )
+    raise transport.fail(
+        node,
+        NodeProtocolError,
+        f"node {node} answered {what} with {reply.type}; expected {expected.type}",
+    )
+
+
+def init_nodes(
+    transport: Transport,
+    topology: Topology,
+    app: str,
+    initial_states: Mapping[str, p.JsonValue],
+    *,
+    algorithm: str | None = None,
+    first_id: int = 1,
+) -> int:
+    """Send ``init`` to every node of ``topology``, in order (``algorithm``: the
+    variant asked for, None for Chandy-Lamport); the next free msg_id."""
+    msg_id = first_id
+    for n in topology.nodes:
+        body = p.Init(
+            msg_id,
+            n,
+            topology.nodes,
+            topology.in_channels(n),
+            topology.out_channels(n),
+            app,
+            initial_states[n],
+            algorithm,
+        )
+        call(transport, n, body, p.InitOk)
+        msg_id += 1
+    return msg_id
+
+
 class Driver:
     """Drives the nodes of one run: the network, the local states, the steps."""
 
@@ -251,35 +300,16 @@ class Driver:
         return self._msg_id
 
     def _call(self, node: str, body: p.Request, expected: type[R]) -> R:
-        reply = self.transport.call(node, body)
-        if isinstance(reply, expected):
-            return reply
-        what = f"{body.type} (msg_id {body.msg_id})"
-        if isinstance(reply, p.Error):
-            raise self.transport.fail(
-                node,
-                NodeErrorReply,
-                f"node {node} answered {what} with error {reply.code}: {reply.text}",
-            )
-        raise self.transport.fail(
-            node,
-            NodeProtocolError,
-            f"node {node} answered {what} with {reply.type}; expected {expected.type}",
-        )
+        return call(self.transport, node, body, expected)
 
     def init(self) -> None:
         """Send ``init`` to every node, in topology order."""
-        for n in self.topology.nodes:
-            body = p.Init(
-                self._next_id(),
-                n,
-                self.topology.nodes,
-                self.topology.in_channels(n),
-                self.topology.out_channels(n),
-                self.app,
-                self._states[n],
+        self._msg_id = (
+            init_nodes(
+                self.transport, self.topology, self.app, self._states, first_id=self._msg_id + 1
             )
-            self._call(n, body, p.InitOk)
+            - 1
+        )
         self._initialised = True
 
     def _step(
