@@ -32,8 +32,15 @@ from redletter.conformance.judges.drive import JudgeResult
 from redletter.conformance.net import Observation
 from redletter.conformance.sandbox import SandboxReport
 from redletter.conformance.shrink import ShrinkResult
-from redletter.conformance.traces import Trace, model_of, replay_states, write_trace
+from redletter.conformance.traces import (
+    Trace,
+    model_of,
+    replay_states,
+    write_schedule,
+    write_trace,
+)
 from redletter.conformance.verdict import Verdict
+from redletter.python_model.engines import family_of
 from redletter.render.diagram import Event, RecordNote, draw, layout
 from redletter.render.explorer import Annotation, explorer_data, render_explorer, step_text
 from redletter.render.proof import prove_run
@@ -70,6 +77,17 @@ class RunFolder:
     @property
     def shrunk(self) -> Path:
         return self.path / "shrunk.itf.json"
+
+    @property
+    def schedule(self) -> Path:
+        """The shrunk failing schedule of a variant's run (no states: see
+        :func:`~redletter.conformance.traces.write_schedule`)."""
+        return self.path / "shrunk.schedule.json"
+
+    def shrunk_for(self, trace: Trace) -> Path:
+        """Where the shrunk form of ``trace`` goes: an ITF trace for Chandy-Lamport, a
+        schedule file for a variant."""
+        return self.shrunk if is_chandy_lamport(trace) else self.schedule
 
 
 def new_run_folder(store: Path, name: str, *, now: datetime | None = None) -> RunFolder:
@@ -208,6 +226,11 @@ def _result_json(r: JudgeResult) -> dict[str, object]:
     }
 
 
+def is_chandy_lamport(trace: Trace) -> bool:
+    """Whether ``trace`` is a schedule of a Chandy-Lamport model (not of a variant)."""
+    return family_of(trace.model, Path("."), source=trace.model_tla) == "ChandyLamport"
+
+
 def sandbox_of(results: Sequence[JudgeResult]) -> SandboxReport | None:
     """The sandbox's layers of a run (the last judged trace's; None: nodes in-process)."""
     return next((r.sandbox for r in reversed(results) if r.sandbox is not None), None)
@@ -271,9 +294,17 @@ def write_report(
         "results": [_result_json(r) for r in results],
     }
     shown = shrunk.result if shrunk is not None else (results[-1] if results else None)
+    # The proof explorer and the steps in EWD 864's words speak of Chandy-Lamport's
+    # model; a variant's run (lazy, observer, barrier) shows its steps as they are,
+    # and its shrunk schedule is a schedule file (no states).
+    cl = shown is not None and is_chandy_lamport(shown.trace)
+    shrunk_file = folder.shrunk_for(shown.trace) if shown is not None else folder.shrunk
     if shrunk is not None:
-        write_trace(folder.shrunk, shrunk.trace)
-        out["shrunk"] = folder.shrunk
+        if cl:
+            write_trace(shrunk_file, shrunk.trace)
+        else:
+            write_schedule(shrunk_file, shrunk.trace)
+        out["shrunk"] = shrunk_file
         summary["shrunk"] = {
             "trace": shrunk.trace.name,
             "steps": len(shrunk.trace.steps),
@@ -282,7 +313,7 @@ def write_report(
             "complete": shrunk.complete,
             "seconds": round(shrunk.seconds, 3),
             "explanation": shrunk.result.explanation(),
-            "replay": replay_command(folder.shrunk, node_cmd, hosted=hosted),
+            "replay": replay_command(shrunk_file, node_cmd, hosted=hosted),
         }
     (folder.path / "results.json").write_text(json.dumps(summary, indent=1) + "\n")
     out["results"] = folder.path / "results.json"
@@ -308,13 +339,13 @@ def write_report(
         svg, notes = drawing.svg, drawing.warnings
         (folder.path / "diagram.svg").write_text(svg, encoding="utf-8")
         out["diagram"] = folder.path / "diagram.svg"
-    replay = replay_command(folder.shrunk, node_cmd, hosted=hosted) if shrunk is not None else ""
+    replay = replay_command(shrunk_file, node_cmd, hosted=hosted) if shrunk is not None else ""
     div = shown.divergence if shown is not None and shown.verdict != Verdict.PASS else None
     explorer = ""
-    if shrunk is not None and div is not None:
+    if shrunk is not None and div is not None and cl:
         out["explorer"] = _explorer(folder, shrunk.trace, div.step, div.describe(), div.node)
         explorer = out["explorer"].name
-    cfg = model_of(shown.trace) if shown is not None else None
+    cfg = model_of(shown.trace) if shown is not None and cl else None
     steps = (shrunk.trace.steps if shrunk is not None else shown.executed) if shown else ()
     page = ReportPage(
         verdict=str(verdict),

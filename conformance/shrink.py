@@ -70,29 +70,40 @@ def shrink(
     max_runs: int = 2000,
     budget: float | None = None,
     on_run: Callable[[object], None] | None = None,
+    schedule_of: Callable[[Sequence[Step]], tuple[Step, ...]] | None = None,
 ) -> ShrinkResult:
     """A minimal schedule failing like ``failing`` (see the module docstring),
-    within ``max_runs`` runs and ``budget`` seconds."""
+    within ``max_runs`` runs and ``budget`` seconds.
+
+    ``schedule_of`` makes a candidate a schedule; by default :func:`normalise` in the
+    trace's Chandy-Lamport model.  A variant's judge skips the steps its model does
+    not enable by itself (its node's choices decide what is enabled), so its
+    candidates are the steps as they are (``schedule_of=tuple``) and ``judge`` is
+    that variant's."""
     started = time.monotonic()
     trace = failing.trace
-    cfg = model_of(trace)
+    if schedule_of is None:
+        cfg = model_of(trace)
+        schedule_of = lambda steps: normalise(cfg, steps)  # noqa: E731
+        run = judge if judge is not None else (lambda t: judge_trace(t, node, cfg=cfg))
+    elif judge is None:
+        raise ValueError("shrinking with schedule_of needs the variant's judge")
+    else:
+        run = judge
     key = failure_key(failing)
-    run = judge if judge is not None else (lambda t: judge_trace(t, node, cfg=cfg))
     cache: dict[tuple[Step, ...], JudgeResult | None] = {}
     runs = 0
     stopped = False
-    best_steps = normalise(cfg, failing.schedule)
+    best_steps = schedule_of(failing.schedule)
     best = failing
 
     def fails(steps: tuple[Step, ...]) -> bool:
         nonlocal runs, best, best_steps, stopped
-        cand = normalise(cfg, steps)
+        cand = schedule_of(steps)
         if cand in cache:
             r = cache[cand]
         else:
-            if runs >= max_runs or (
-                budget is not None and time.monotonic() - started >= budget
-            ):
+            if runs >= max_runs or (budget is not None and time.monotonic() - started >= budget):
                 stopped = True
                 return False
             runs += 1
@@ -110,7 +121,7 @@ def shrink(
     if not fails(best_steps):
         # The prefix alone does not fail the same way (e.g. the drain matters): shrink
         # the whole schedule instead.
-        best_steps = normalise(cfg, trace.steps)
+        best_steps = schedule_of(trace.steps)
         fails(best_steps)
 
     # ddmin

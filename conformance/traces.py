@@ -60,6 +60,7 @@ from redletter.python_model.itf import (
 from redletter.python_model.state import State, to_tla
 
 __all__ = [
+    "SCHEDULE_FORMAT",
     "Coverage",
     "Params",
     "Step",
@@ -72,9 +73,11 @@ __all__ = [
     "model_source",
     "random_token_model",
     "random_walks",
+    "read_schedule",
     "read_trace",
     "replay_states",
     "trace_to_itf",
+    "write_schedule",
     "write_trace",
     "write_traces",
 ]
@@ -214,6 +217,74 @@ def write_trace(path: Path, trace: Trace, cfg: ModelConfig | None = None) -> Pat
 def write_traces(out: Path, traces: Sequence[Trace]) -> list[Path]:
     """Write every trace to ``out/<name>.itf.json``."""
     return [write_trace(out / f"{t.name}.itf.json", t) for t in traces]
+
+
+SCHEDULE_FORMAT: Final = "redletter-variant-schedule/1"
+
+
+def write_schedule(path: Path, trace: Trace) -> Path:
+    """Write a variant's trace (lazy, observer, barrier) as a schedule file: the
+    harness's steps and the model's texts, without states.  A variant's model state
+    depends on choices its spec leaves to the node (when to pay a red letter, when
+    to declare completion), so the states of a run are the judge's, not the file's;
+    :func:`read_schedule` reads it back."""
+    doc = {
+        "kind": SCHEDULE_FORMAT,
+        "name": trace.name,
+        "model": trace.model,
+        "source": trace.source,
+        "model_tla": trace.model_tla,
+        "model_cfg": trace.model_cfg,
+        "steps": [{"action": a, "params": thaw_json(ps)} for a, ps in trace.steps],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def read_schedule(path: Path) -> Trace:
+    """Read a schedule file written by :func:`write_schedule` (strictly: every field,
+    the kind, a model name, each step an action and an object of params)."""
+
+    def bad(what: str) -> InputError:
+        return InputError(
+            f"not a redletter variant schedule: {what}", path=str(path), code="RL-INPUT-ITF"
+        )
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise bad(f"it cannot be read as JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("kind") != SCHEDULE_FORMAT:
+        raise bad(f'"kind" must be {SCHEDULE_FORMAT!r}')
+    texts: dict[str, str] = {}
+    for key in ("name", "model", "source", "model_tla", "model_cfg"):
+        v = doc.get(key)
+        if not isinstance(v, str):
+            raise bad(f"{key!r} must be a string")
+        texts[key] = v
+    if not MODEL_NAME.fullmatch(texts["model"]):
+        raise bad(f"'model' must be a model name, never a path; got {texts['model'][:80]!r}")
+    raw = doc.get("steps")
+    if not isinstance(raw, list):
+        raise bad("'steps' must be a list")
+    steps: list[Step] = []
+    for i, st in enumerate(raw):
+        if (
+            not isinstance(st, dict)
+            or not isinstance(st.get("action"), str)
+            or not isinstance(st.get("params"), dict)
+        ):
+            raise bad(f"steps[{i}] must be an object with 'action' (a string) and 'params'")
+        steps.append(make_step(st["action"], st["params"]))
+    return Trace(
+        texts["name"],
+        texts["model"],
+        texts["source"],
+        tuple(steps),
+        texts["model_tla"],
+        texts["model_cfg"],
+    )
 
 
 def _meta_str(meta: Mapping[str, FrozenJson], key: str, path: Path) -> str:

@@ -71,10 +71,11 @@ FAMILIES: Final[
 ]
 
 
-def family_of(name: str, spec_dir: Path) -> str | None:
+def family_of(name: str, spec_dir: Path, *, source: str | None = None) -> str | None:
     """The engine family of model ``name`` (``"ChandyLamport"``, ...), or ``None``
-    when no engine mirrors the modules it uses."""
-    uses = read_module_uses(spec_dir / f"{name}.tla")
+    when no engine mirrors the modules it uses (``source``: the MC module's text, when
+    it is not read from ``spec_dir``, e.g. the copy a trace carries)."""
+    uses = read_module_uses(spec_dir / f"{name}.tla", source)
     return next((f for f, belongs, _ in FAMILIES if belongs(uses)), None)
 
 

@@ -142,10 +142,11 @@ def _strip_line_comment(line: str) -> str:
     return line
 
 
-def _read_module(path: Path) -> tuple[list[str], list[Definition]]:
-    """The modules ``path`` EXTENDS or instantiates unnamed, and its definitions."""
-    text = _BLOCK_COMMENT.sub(lambda m: "\n" * m.group().count("\n"),
-                              path.read_text(encoding="utf-8"))  # fmt: skip
+def _read_module(path: Path, source: str | None = None) -> tuple[list[str], list[Definition]]:
+    """The modules ``path`` EXTENDS or instantiates unnamed, and its definitions
+    (``source``: the module's text, when it is not read from ``path``)."""
+    raw_text = path.read_text(encoding="utf-8") if source is None else source
+    text = _BLOCK_COMMENT.sub(lambda m: "\n" * m.group().count("\n"), raw_text)
     uses: list[str] = []
     defs: list[Definition] = []
     cur: tuple[str, tuple[str, ...], int, list[str]] | None = None
@@ -194,9 +195,10 @@ def _read_module(path: Path) -> tuple[list[str], list[Definition]]:
     return uses, defs
 
 
-def read_module_uses(tla_path: Path) -> list[str]:
-    """The modules ``tla_path`` EXTENDS or instantiates unnamed (its own lines only)."""
-    return _read_module(tla_path)[0]
+def read_module_uses(tla_path: Path, source: str | None = None) -> list[str]:
+    """The modules ``tla_path`` EXTENDS or instantiates unnamed (its own lines only;
+    ``source``: its text, when it is not read from the file, e.g. a trace's model)."""
+    return _read_module(tla_path, source)[0]
 
 
 def read_definitions(tla_path: Path) -> dict[str, Definition]:

@@ -853,6 +853,7 @@ def judge_all(
     budget: float | None = None,
     max_unknown: int | None = 3,
     on_result: Callable[[JudgeResult], None] | None = None,
+    judge: Callable[[Trace], JudgeResult] | None = None,
 ) -> JudgeRun:
     """Judge ``traces`` one by one against ``node``, within bounds.
 
@@ -860,7 +861,8 @@ def judge_all(
     ``max_unknown`` unknown verdicts (a node that never answers costs its
     timeout on every trace: three in a row say enough), and when the global
     time ``budget`` (seconds) is spent.  An empty set of traces judges nothing
-    and is unknown, never a vacuous pass.
+    and is unknown, never a vacuous pass.  ``judge``: the judge of each trace (by
+    default this module's; a variant's from :mod:`.families`).
     """
     start = time.monotonic()
     results: list[JudgeResult] = []
@@ -873,7 +875,7 @@ def judge_all(
                 " (--budget)"
             )
             break
-        r = judge_trace(t, node, log_dir=log_dir)
+        r = judge(t) if judge is not None else judge_trace(t, node, log_dir=log_dir)
         results.append(r)
         if on_result is not None:
             on_result(r)

@@ -40,7 +40,9 @@ from redletter.cli.options import (
 from redletter.errors import Exit, InputError
 
 if TYPE_CHECKING:
-    from redletter.conformance.judges.drive import CommandNode, JudgeRun
+    from collections.abc import Callable
+
+    from redletter.conformance.judges.drive import CommandNode, JudgeResult, JudgeRun
     from redletter.conformance.report import RunFolder
     from redletter.conformance.sandbox import SandboxPolicy
     from redletter.conformance.traces import Trace
@@ -154,9 +156,18 @@ def _judge_and_report(
     not to), shrink the first failure within its own budget, write the run folder,
     print the summary; the exit code."""
     from redletter.cli.live import judging
-    from redletter.conformance.judges.drive import judge_all, judge_trace
+    from redletter.conformance.judges.drive import judge_all
+    from redletter.conformance.judges.families import judge_of, schedule_of
     from redletter.conformance.report import write_report
     from redletter.conformance.shrink import ShrinkResult, shrink
+
+    judges: dict[str, Callable[[Trace], JudgeResult]] = {}
+
+    def judge(t: Trace) -> JudgeResult:
+        # one judge per model (a run may mix models of different spec families)
+        if t.model not in judges:
+            judges[t.model] = judge_of(t, node, folder.logs)
+        return judges[t.model](t)
 
     with judging(len(traces)) as progress:
         run: JudgeRun = judge_all(
@@ -167,6 +178,7 @@ def _judge_and_report(
             budget=budget,
             max_unknown=max_unknown,
             on_result=progress,
+            judge=judge,
         )
     results = list(run.results)
     failing = next((r for r in results if r.verdict == "fail"), None)
@@ -176,9 +188,10 @@ def _judge_and_report(
             shrunk = shrink(
                 failing,
                 node,
-                judge=lambda t: judge_trace(t, node, log_dir=folder.logs),
+                judge=judge,
                 budget=shrink_budget,
                 on_run=progress,
+                schedule_of=schedule_of(failing.trace),
             )
     write_report(
         folder, results, node_cmd=node_cmd, hosted=hosted, shrunk=shrunk, stopped=run.stopped
@@ -187,6 +200,13 @@ def _judge_and_report(
         results, folder, node_cmd=node_cmd, hosted=hosted, shrunk=shrunk, stopped=run.stopped
     )
     return int(run.verdict.exit_code)
+
+
+def read_any_trace(path: Path) -> Trace:
+    """A Chandy-Lamport trace (ITF, its states checked) or a variant's schedule file."""
+    from redletter.conformance.traces import read_schedule, read_trace
+
+    return read_schedule(path) if path.name.endswith(".schedule.json") else read_trace(path)
 
 
 def _new_folder(store: Path, name: str) -> RunFolder:
@@ -255,8 +275,8 @@ def run_cmd(
 ) -> None:
     """Judge a node on generated (or stored) traces; shrink and report the first failure."""
     from redletter.conformance.judges.drive import CommandNode
+    from redletter.conformance.judges.families import generate_traces
     from redletter.conformance.sandbox import cleanup_stale
-    from redletter.conformance.traces import generate, read_trace
 
     proj = project(root)
     where = store if store is not None else proj.root / "store"
@@ -264,14 +284,18 @@ def run_cmd(
     spec = CommandNode.parse(node, hosted=hosted, timeout=timeout, sandbox=policy)
     cleanup_stale()
     if traces_dir is not None:
-        files = sorted(traces_dir.glob("*.itf.json"))
+        files = sorted([*traces_dir.glob("*.itf.json"), *traces_dir.glob("*.schedule.json")])
         if not files:
-            raise InputError(f"no *.itf.json in {traces_dir}", code="RL-INPUT-TRACES")
-        traces = [read_trace(f) for f in files]
+            raise InputError(
+                f"no *.itf.json or *.schedule.json in {traces_dir}", code="RL-INPUT-TRACES"
+            )
+        traces = [read_any_trace(f) for f in files]
     else:
         traces = []
         for i, m in enumerate(model or ["MCToken2"]):
-            traces.extend(generate(m, proj.spec_dir, walks=walks if i == 0 else 0, seed=seed))
+            traces.extend(
+                generate_traces(m, proj.spec_dir, walks=walks if i == 0 else 0, seed=seed)
+            )
     ui.info(f"judging {len(traces)} traces against {spec.describe()} (seed {seed})")
     name = "-".join(model or ["MCToken2"]) if traces_dir is None else traces_dir.name
     folder = _new_folder(where, name)
@@ -294,7 +318,10 @@ def run_cmd(
 def replay_cmd(
     trace: Annotated[
         Path,
-        typer.Argument(help="A trace file (*.itf.json).", callback=existing_file),
+        typer.Argument(
+            help="A trace file (*.itf.json, or a variant's *.schedule.json).",
+            callback=existing_file,
+        ),
     ],
     node: NodeOption,
     hosted: HostedOption = False,
@@ -306,18 +333,18 @@ def replay_cmd(
     root: RootOption = None,
 ) -> None:
     """Judge a node on one trace file (e.g. a shrunk counterexample)."""
-    from redletter.conformance.judges.drive import CommandNode, judge_trace
+    from redletter.conformance.judges.drive import CommandNode
+    from redletter.conformance.judges.families import judge_of
     from redletter.conformance.report import write_report
     from redletter.conformance.sandbox import cleanup_stale
-    from redletter.conformance.traces import read_trace
 
-    t = read_trace(trace)
+    t = read_any_trace(trace)
     folder_store = store if store is not None else project(root).root / "store"
     policy = _policy(sandbox, sandbox_path, memory, folder_store)
     spec = CommandNode.parse(node, hosted=hosted, timeout=timeout, sandbox=policy)
     cleanup_stale()
     folder = _new_folder(folder_store, f"replay-{t.name}")
-    r = judge_trace(t, spec, log_dir=folder.logs)
+    r = judge_of(t, spec, folder.logs)(t)
     write_report(folder, [r], node_cmd=node, hosted=hosted)
     ui.conform_summary([r], folder, node_cmd=node, hosted=hosted)
     done(r.exit_code)

@@ -340,7 +340,8 @@ def conform_summary(
     if folder is not None:
         info(f"report: {folder.path / 'report.html'}")
     if shrunk is not None and folder is not None:
-        info("replay: " + replay_command(folder.shrunk, node_cmd, hosted=hosted))
+        where = folder.shrunk_for(shrunk.trace)
+        info("replay: " + replay_command(where, node_cmd, hosted=hosted))
 
 
 # --------------------------------------------------------------------------- cos418
