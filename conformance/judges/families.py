@@ -26,6 +26,7 @@ from redletter.python_model.engines import family_of
 
 __all__ = [
     "ALGORITHMS",
+    "VARIANT_WALKS",
     "DriveJudge",
     "family_of_trace",
     "generate_traces",
@@ -105,9 +106,19 @@ def family_of_trace(trace: Trace) -> str:
     return _family(trace.model, Path("."), trace.model_tla)
 
 
+#: Random walks of a variant's model when none are asked for (``--walks 0``, the
+#: default of the commands): Chandy-Lamport's generator covers every edge of the
+#: model's graph without walks, a variant's schedules are its walks.
+VARIANT_WALKS: Final = 12
+
+
 def generate_traces(model: str, spec_dir: Path, *, walks: int, seed: int) -> list[Trace]:
-    """The traces of ``model`` from its family's generator."""
-    return judge_module(_family(model, spec_dir)).generate(model, spec_dir, walks=walks, seed=seed)
+    """The traces of ``model`` from its family's generator (for a variant, at least
+    :data:`VARIANT_WALKS` walks)."""
+    family = _family(model, spec_dir)
+    if family != "ChandyLamport" and walks <= 0:
+        walks = VARIANT_WALKS
+    return judge_module(family).generate(model, spec_dir, walks=walks, seed=seed)
 
 
 def judge_of(trace: Trace, node: NodeSpec, log_dir: Path) -> Callable[[Trace], JudgeResult]:

@@ -121,11 +121,30 @@ def traces_cmd(
     ] = 60,
     root: RootOption = None,
 ) -> None:
-    """Generate a model's traces (edge tours, z3 goals, random walks) as ITF files."""
-    from redletter.conformance.traces import coverage, generate, write_traces
+    """Generate a model's traces (edge tours, z3 goals, random walks) as ITF files; a
+    variant's (lazy, observer, barrier) as schedule files."""
+    from redletter.conformance.judges.families import generate_traces
+    from redletter.conformance.traces import coverage, generate, write_schedule, write_traces
     from redletter.python_model.config import load_model
+    from redletter.python_model.engines import family_of
 
     spec_dir = project(root).spec_dir
+    if family_of(model, spec_dir) not in (None, "ChandyLamport"):
+        made = generate_traces(model, spec_dir, walks=walks, seed=seed)
+        try:
+            for t in made:
+                write_schedule(out / f"{t.name}.schedule.json", t)
+        except OSError as exc:
+            raise InputError(
+                f"--out: cannot write the traces: {exc.strerror}",
+                path=str(out),
+                code="RL-INPUT-USAGE",
+            ) from None
+        ui.info(
+            f"wrote {len(made)} schedules of {model} to {out} (random walks: seed {seed});"
+            " a variant's states depend on its node's choices, so its traces are schedules"
+        )
+        done(Exit.OK)
     traces = generate(model, spec_dir, walks=walks, seed=seed, max_len=max_len)
     try:
         paths = write_traces(out, traces)
