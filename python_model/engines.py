@@ -75,18 +75,25 @@ def family_of(name: str, spec_dir: Path, *, source: str | None = None) -> str | 
     """The engine family of model ``name`` (``"ChandyLamport"``, ...), or ``None``
     when no engine mirrors the modules it uses (``source``: the MC module's text, when
     it is not read from ``spec_dir``, e.g. the copy a trace carries)."""
+    if source is None:
+        _check_exists(name, spec_dir)
     uses = read_module_uses(spec_dir / f"{name}.tla", source)
     return next((f for f, belongs, _ in FAMILIES if belongs(uses)), None)
 
 
-def load_engine(name: str, spec_dir: Path) -> Engine[Any]:
-    """The engine of model ``name`` of ``spec_dir``."""
+def _check_exists(name: str, spec_dir: Path) -> None:
     path = spec_dir / f"{name}.tla"
     if not path.is_file() or not path.with_suffix(".cfg").is_file():
         listed = ", ".join(available_models(spec_dir)) or "none"
         raise InputError(
             f"unknown model {name!r} in {spec_dir} (available: {listed})", code="RL-INPUT-MODEL"
         )
+
+
+def load_engine(name: str, spec_dir: Path) -> Engine[Any]:
+    """The engine of model ``name`` of ``spec_dir``."""
+    _check_exists(name, spec_dir)
+    path = spec_dir / f"{name}.tla"
     uses = read_module_uses(path)
     for _family, belongs, loader in FAMILIES:
         if belongs(uses):
