@@ -237,8 +237,10 @@ def describe_recorded(r: Recorded) -> str:
         return f"state for snapshot {r.snapshot}"
     if isinstance(r, RecordMessage):
         return f"app {r.payload} on {show_channel(r.channel)} for snapshot {r.snapshot}"
-    assert isinstance(r, CloseChannel)
-    return f"closed {show_channel(r.channel)} for snapshot {r.snapshot}"
+    if isinstance(r, CloseChannel):
+        return f"closed {show_channel(r.channel)} for snapshot {r.snapshot}"
+    # --- barrier ---
+    return f"stored {show_msg(r.record)} of {show_channel(r.channel)} for checkpoint {r.snapshot}"
 
 
 def receive_action(msg: WireMsg) -> str:

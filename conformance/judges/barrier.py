@@ -53,10 +53,10 @@ from redletter.python_model.barrier import (
     PROCESS,
     RECEIVE_BARRIER,
     RESTORE,
+    Bag,
     BarrierConfig,
     BarrierEngine,
     BarrierState,
-    Bag,
     Msg,
     load_barrier,
 )
@@ -144,8 +144,14 @@ def generate(
         cex = _shortest_violation(engine)
         if cex is not None:
             out.append(
-                Trace(f"{model}-counterexample", model, "shortest counterexample", tuple(cex), tla,
-                      cfg_text)
+                Trace(
+                    f"{model}-counterexample",
+                    model,
+                    "shortest counterexample",
+                    tuple(cex),
+                    tla,
+                    cfg_text,
+                )
             )
     for w in range(walks):
         rng = random.Random(seed + w)
@@ -293,7 +299,9 @@ class _Run:
 
     # -- enabledness in the node-led state ----------------------------------------
 
-    def enabled(self, action: str, params: Mapping[str, object]) -> tuple[int, tuple[int, ...]] | None:
+    def enabled(
+        self, action: str, params: Mapping[str, object]
+    ) -> tuple[int, tuple[int, ...]] | None:
         cfg, s = self.cfg, self.s
         try:
             if action == "Emit":
@@ -332,12 +340,12 @@ class _Run:
     def drain_next(self) -> tuple[int, tuple[int, ...]] | None:
         """The first step the spec's fairness still owes (Restore excepted)."""
         cfg = self.cfg
-        for ci, c in enumerate(cfg.chans):
+        for c in cfg.chans:
             for action in ("Process", "ReceiveBarrier"):
                 got = self.enabled(action, {"c": list(c)})
                 if got is not None:
                     return got
-        for i, src in enumerate(cfg.sources):
+        for src in cfg.sources:
             for n in cfg.ckpts:
                 got = self.enabled("InjectBarrier", {"s": cfg.procs[src], "n": n})
                 if got is not None:
@@ -378,8 +386,7 @@ class _Run:
                 delivered,
                 self.codec.local(t, node),
                 outputs=tuple(
-                    p.Sent(cfg.chans[c], self.codec.record(x))
-                    for c, x in bm.outputs(cfg, node, m)
+                    p.Sent(cfg.chans[c], self.codec.record(x)) for c, x in bm.outputs(cfg, node, m)
                 ),
             )
             base = (*s.buf[:ci], s.buf[ci][1:], *s.buf[ci + 1 :])
@@ -504,8 +511,7 @@ class _Run:
                         "unknown-record",
                         name,
                         f"{what}: {name} stored a record of {r.record.source}, which is no source",
-                        "records come from the sources "
-                        + ", ".join(codec.src_names),
+                        "records come from the sources " + ", ".join(codec.src_names),
                         f"stored {show_msg(r.record)}",
                         "a checkpoint stores records that were in flight, nothing else",
                     )
@@ -523,20 +529,20 @@ class _Run:
         for n, k in enumerate(cfg.ckpts):
             snaps = not s.snapped[n] >> node & 1 and t.snapped[n] >> node & 1
             want_state = codec.recorded(t, n, node) if snaps else None
-            have = states.get(k, [])
-            if snaps and have != [want_state]:
+            have_s = states.get(k, [])
+            if snaps and have_s != [want_state]:
                 role = "position" if node in cfg.source_of else "state"
                 return self.div(
-                    "missing-record-state" if not have else "wrong-record-state",
+                    "missing-record-state" if not have_s else "wrong-record-state",
                     name,
                     f"{what}: {name} snapshots checkpoint {k} but recorded "
-                    + (f"the {role} " + ", ".join(map(str, have)) if have else f"no {role}"),
+                    + (f"the {role} " + ", ".join(map(str, have_s)) if have_s else f"no {role}"),
                     f"{name} records its {role} {want_state} (RecordsState)",
-                    "recorded " + (", ".join(map(str, have)) or "nothing"),
+                    "recorded " + (", ".join(map(str, have_s)) or "nothing"),
                     f"the checkpoint must hold {name}'s {role} at the moment it snapshots; "
                     "another one is not the cut the barriers draw (ConsistentCut, Lemma 0)",
                 )
-            if not snaps and have:
+            if not snaps and have_s:
                 return self.div(
                     "extra-record-state",
                     name,
@@ -548,7 +554,7 @@ class _Run:
                         if node in cfg.op_of and not cfg.unaligned
                         else ""
                     ),
-                    f"recorded {have[0]}",
+                    f"recorded {have_s[0]}",
                     "a machine snapshots once per checkpoint, when its barriers are aligned "
                     "(Aligned); a state recorded at another moment is not on the cut the "
                     "barriers draw (ConsistentCut)",
@@ -691,10 +697,10 @@ class _Run:
                     f"{self.what(obs)}: barrier {n} has arrived on {show_channel(c)} but {name} "
                     "does not block that input",
                     f"{show_channel(c)} is blocked until {name} has barrier {n} on every input "
-                    "(Blocked: \"trigger (block | input)\")",
+                    '(Blocked: "trigger (block | input)")',
                     "blocks " + (", ".join(map(show_channel, sorted(have))) or "nothing"),
                     f"a record processed from {show_channel(c)} after its barrier and before "
-                    f"{name} snapshots {n} belongs to checkpoint {n + 1 if n + 1 in cfg.ckpts else 'after ' + str(n)}"
+                    f"{name} snapshots {n} was sent after the cut of checkpoint {n}"
                     f" but enters {n}'s state; restoring {n} replays it from its source, so it "
                     "is applied twice (ExactlyOnceAfterRestore; TLC's counterexample of "
                     "MCBarrierAtLeastOnceFailure)",
@@ -723,8 +729,16 @@ class _Run:
         for node, name in enumerate(cfg.procs):
             reply = call(self.t, name, p.Restore(self.next_id(), k), p.RestoreOk)
             obs = Observation(
-                len(self.executed), "Restore", {"n": k}, name, None, reply.state, reply.sent,
-                reply.recorded, reply.completed, self.network(),
+                len(self.executed),
+                "Restore",
+                {"n": k},
+                name,
+                None,
+                reply.state,
+                reply.sent,
+                reply.recorded,
+                reply.completed,
+                self.network(),
             )
             self.observations.append(obs)
             if self.on_step is not None:
@@ -746,7 +760,9 @@ class _Run:
                     if node in cfg.source_of
                     and type(reply.state) is int
                     and 0 <= reply.state <= len(cfg.inputs[cfg.source_of[node]])
-                    else codec.parse_bag(reply.state) if node in cfg.op_of else None
+                    else codec.parse_bag(reply.state)
+                    if node in cfg.op_of
+                    else None
                 )
                 if new is None:
                     return self.div(
@@ -758,9 +774,11 @@ class _Run:
                         "what a node restores must be a " + role,
                     )
                 if node in cfg.source_of:
-                    pos[cfg.source_of[node]] = new  # type: ignore[call-overload]
+                    assert isinstance(new, int)
+                    pos[cfg.source_of[node]] = new
                 else:
-                    state[cfg.op_of[node]] = new  # type: ignore[call-overload]
+                    assert isinstance(new, tuple)
+                    state[cfg.op_of[node]] = new
                 self.departures.append(
                     self.div(
                         "restore-state",
@@ -906,11 +924,13 @@ def _compare_report(run: _Run, n: int, node: int, rep: p.CheckpointReportOk) -> 
             continue
         have = tuple(codec.msg(r) for r in rep.channels.get(c[0], ()))
         if have != s.rec_chan[n][ci]:
+            shown = ", ".join(map(show_msg, rep.channels.get(c[0], ())))
             return div(
                 "report-channel",
-                f"node {name} reports {', '.join(map(show_msg, rep.channels.get(c[0], ()))) or 'nothing'}"
-                f" stored for {show_channel(c)} in checkpoint {k}",
-                "stored " + (", ".join(map(codec.show, s.rec_chan[n][ci])) or "nothing")
+                f"node {name} reports {shown or 'nothing'} stored for {show_channel(c)} in "
+                f"checkpoint {k}",
+                "stored "
+                + (", ".join(map(codec.show, s.rec_chan[n][ci])) or "nothing")
                 + " (recChan)",
                 "reported otherwise",
                 "the stored records are what a restore puts back (ExactlyOnceAfterRestore)",
@@ -1014,7 +1034,9 @@ def judge_trace(
                 )
             s = run.s
             if drain and s.restored == 0:
-                stuck = [k for n, k in enumerate(cfg.ckpts) if s.s0[n] is not None and s.sf[n] is None]
+                stuck = [
+                    k for n, k in enumerate(cfg.ckpts) if s.s0[n] is not None and s.sf[n] is None
+                ]
                 if stuck:
                     who = sorted({c[1] for ch in run.blocked.values() for c in ch})
                     return result(
@@ -1040,7 +1062,8 @@ def judge_trace(
                         "after the drain records are still in flight or unread",
                         "the input is eventually drained (EventuallyDrained)",
                         "blocked for ever",
-                        "a node that blocks an input for ever stops the dataflow (EventuallyDrained)",
+                        "a node that blocks an input for ever stops the dataflow "
+                        "(EventuallyDrained)",
                     ),
                 )
             if run.departures:

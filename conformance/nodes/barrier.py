@@ -155,7 +155,9 @@ class DataflowNode(SnapshotNode):
                 elif isinstance(msg, p.Barrier):
                     self.on_barrier(body.from_, msg.checkpoint, body.overtaken or ())
                 else:
-                    raise NodeFailure("unsupported", "a dataflow node receives records and barriers")
+                    raise NodeFailure(
+                        "unsupported", "a dataflow node receives records and barriers"
+                    )
                 return p.DeliverOk(rid, None, *self._effects(), blocked=self._blocked())
             if isinstance(body, p.Restore):
                 requeued = self.on_restore(body.checkpoint)
@@ -274,7 +276,9 @@ class BarrierReferenceNode(DataflowNode):
     def on_restore(self, n: int) -> dict[str, tuple[p.StreamRecord, ...]]:
         ck = self.ckpts.get(n)
         if ck is None or not ck.snapped:
-            raise NodeFailure("precondition-failed", f"{self.node_id} did not record checkpoint {n}")
+            raise NodeFailure(
+                "precondition-failed", f"{self.node_id} did not record checkpoint {n}"
+            )
         self.live = False
         self.state = self.restored_state(n)
         return {src: tuple(ck.stored[src]) for src in self.in_from}
