@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from redletter.conformance.protocol import (
     AppMsg,
+    Barrier,
     Channel,
     CloseChannel,
     JsonValue,
@@ -45,7 +46,14 @@ def show_channel(c: Channel) -> str:
 
 def show_msg(m: WireMsg) -> str:
     """``app 3`` / ``marker 1``."""
-    return f"app {m.payload}" if isinstance(m, AppMsg) else f"marker {m.snapshot}"
+    if isinstance(m, AppMsg):
+        return f"app {m.payload}"
+    if isinstance(m, Marker):
+        return f"marker {m.snapshot}"
+    # --- barrier ---
+    if isinstance(m, Barrier):
+        return f"barrier {m.checkpoint}"
+    return f"record {m.source}#{m.index}" + (f" round {m.round}" if m.round else "")
 
 
 @dataclass(frozen=True)
@@ -229,8 +237,10 @@ def describe_recorded(r: Recorded) -> str:
         return f"state for snapshot {r.snapshot}"
     if isinstance(r, RecordMessage):
         return f"app {r.payload} on {show_channel(r.channel)} for snapshot {r.snapshot}"
-    assert isinstance(r, CloseChannel)
-    return f"closed {show_channel(r.channel)} for snapshot {r.snapshot}"
+    if isinstance(r, CloseChannel):
+        return f"closed {show_channel(r.channel)} for snapshot {r.snapshot}"
+    # --- barrier ---
+    return f"stored {show_msg(r.record)} of {show_channel(r.channel)} for checkpoint {r.snapshot}"
 
 
 def receive_action(msg: WireMsg) -> str:

@@ -136,6 +136,10 @@ class SnapshotNode(ABC):
                 msg = body.msg
                 if isinstance(msg, p.Marker):
                     self.on_marker(body.from_, msg.snapshot)
+                elif not isinstance(msg, p.AppMsg):
+                    raise NodeFailure(
+                        "unsupported", f"{self.node_id} runs no dataflow (algorithm barrier)"
+                    )
                 else:
                     self.state = body.new_state
                     self.on_app_message(body.from_, msg.payload)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from redletter.conformance import protocol as p
 from redletter.conformance.judges.drive import JudgeResult
-from redletter.conformance.net import Observation
+from redletter.conformance.net import Observation, show_msg
 from redletter.conformance.sandbox import SandboxReport
 from redletter.conformance.shrink import ShrinkResult
 from redletter.conformance.traces import (
@@ -152,8 +152,14 @@ def diagram_events(observations: Sequence[Observation]) -> list[Event]:
             if isinstance(s.msg, p.AppMsg):
                 label = str(s.msg.payload)
                 events.append(Event("send", o.node, s.channel, next_id, None, label, step=at))
-            else:
+            elif isinstance(s.msg, p.Marker):
                 events.append(Event("send", o.node, s.channel, next_id, s.msg.snapshot, step=at))
+            # --- barrier --- a barrier is drawn as a red letter, a record as a message
+            elif isinstance(s.msg, p.Barrier):
+                events.append(Event("send", o.node, s.channel, next_id, s.msg.checkpoint, step=at))
+            else:
+                label = show_msg(s.msg)
+                events.append(Event("send", o.node, s.channel, next_id, None, label, step=at))
     return events
 
 
@@ -208,7 +214,7 @@ def _obs_json(o: Observation) -> dict[str, object]:
 
 
 def _wire(m: p.WireMsg) -> str:
-    return f"app {m.payload}" if isinstance(m, p.AppMsg) else f"marker {m.snapshot}"
+    return show_msg(m)
 
 
 def _result_json(r: JudgeResult) -> dict[str, object]:

@@ -148,7 +148,13 @@ def _actor(action: str, params: Mapping[str, object]) -> str:
 
 
 def _msg_json(m: p.WireMsg) -> dict[str, Json]:
-    return {"app": m.payload} if isinstance(m, p.AppMsg) else {"marker": m.snapshot}
+    if isinstance(m, p.AppMsg):
+        return {"app": m.payload}
+    if isinstance(m, p.Marker):
+        return {"marker": m.snapshot}
+    if isinstance(m, p.Barrier):
+        return {"barrier": m.checkpoint}
+    return {"record": [m.source, m.index, m.round]}
 
 
 def drive_and_log(

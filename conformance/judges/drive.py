@@ -195,7 +195,12 @@ def _model_wire(x: int) -> Wire:
 
 
 def _wire(m: p.WireMsg) -> Wire:
-    return ("app", m.payload) if isinstance(m, p.AppMsg) else ("marker", m.snapshot)
+    if isinstance(m, p.AppMsg):
+        return ("app", m.payload)
+    if isinstance(m, p.Marker):
+        return ("marker", m.snapshot)
+    # a dataflow message (algorithm barrier) is never one the model expects here
+    return ("barrier", m.checkpoint) if isinstance(m, p.Barrier) else ("record", m.index)
 
 
 def _show_wire(xs: Sequence[Wire]) -> str:

@@ -7,6 +7,7 @@ test fails when the committed file is stale.
 from __future__ import annotations
 
 import sys
+from typing import Final
 
 from redletter.conformance.protocol.codec import encode
 from redletter.conformance.protocol.messages import ERROR_CODES, HARNESS, Envelope
@@ -99,6 +100,61 @@ not observable in the spec.
 """
 
 
+# --- barrier ---
+BARRIER_SECTION: Final = """\
+## Algorithm barrier: Flink's asynchronous barrier snapshots
+
+`init.algorithm = "barrier"` (spec/BarrierSnapshot.tla over spec/Dataflow.tla,
+seeds/002).  The network is a dataflow, not strongly connected: `init.role` says
+whether the node is a **source** (no inputs; it reads a replayable input) or an
+**operator**, `init.back_edges` which of its inputs close a cycle, `init.mode`
+whether checkpoints are **aligned** or **unaligned**.  The app is a keyed count
+(`app = "keyed-count"`) and the harness computes it: a source's state is its
+position (an int), an operator's state the list of the effects it has applied, one
+`[source, index, round]` per application (a record applied twice shows twice).
+The harness tells a source which record it reads and where it goes, and an
+operator, with each record, its new state and the records it sends on; a node
+implements only the checkpointing.
+
+| request | spec action | vocabulary params |
+|---|---|---|
+| `emit` | `Emit` | `{"s": self}` |
+| `deliver` of a record (with `outputs`) | `Process` | `{"c": [from, self]}` |
+| `inject_barrier` | `InjectBarrier` | `{"s": self, "n": checkpoint}` |
+| `deliver` of a barrier (`overtaken`: unaligned) | `ReceiveBarrier` | `{"c": [from, self]}` |
+| `restore` (to every node) | `Restore` | `{"n": checkpoint}` |
+| `report` → `checkpoint_report_ok` | (not a step) | |
+
+What a correct node does, per checkpoint n: a source asked to inject barrier n
+records its position (`record_state`), sends barrier n on every output, and its
+part of n is complete.  An operator that receives barrier n on an input closes
+that input for n (`close_channel`) and, in aligned mode, **blocks** it (reports it
+in `blocked`, back edges excepted) until it has barrier n on every forward input;
+then it records its state (`record_state`), sends barrier n on every output and
+unblocks.  In unaligned mode it snapshots at the first barrier, which overtakes
+the records ahead of it in the channel: the `deliver` names them in `overtaken`
+and the node stores them (`store_record`).  A record processed from an input
+whose barrier n has not arrived, once the node has snapshotted n, is stored with
+n (`store_record`: the back edges' log in aligned mode, every input in unaligned
+mode).  The part of n is complete (`completed`) when the node has snapshotted and
+every input has barrier n.  On `restore` n the node resets to what it recorded
+for n, hands back the records it stored with n for each input (`requeued`, which
+the harness puts back in the channels it has emptied), and from then on blocks
+and stores nothing.  Every step reply lists the inputs blocked after it.
+
+The judge (`conformance/judges/barrier.py`) keeps the model's state as the node's
+own choices lead it (what it blocks, stores and restores): a node that departs
+from the spec there is followed until the departure breaks a property of the
+spec (ExactlyOnceAfterRestore: a record applied twice or lost after a restore;
+ConsistentCut), and fails with it; the harness never delivers from an input the
+node blocks.  `python -m redletter.conformance.nodes.barrier [MUTANT]` runs the
+reference node or one of its mutants (NeverBlocked, Forgotten, NoLogging,
+NoRewind, KeepsState).
+
+"""
+# --- end barrier ---
+
+
 def render_markdown() -> str:
     """The protocol document (docs/protocol.md), generated from :data:`MESSAGES`."""
     out = [_INTRO]
@@ -138,6 +194,7 @@ def render_markdown() -> str:
     out.append("### Error codes\n\n| code | meaning |\n|---|---|\n")
     for code, meaning in ERROR_CODES.items():
         out.append(f"| `{code}` | {meaning} |\n")
+    out.append("\n" + BARRIER_SECTION)  # --- barrier ---
     return "".join(out)
 
 

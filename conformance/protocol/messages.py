@@ -17,22 +17,31 @@ __all__ = [
     "APP_NAMES",
     "ERROR_CODES",
     "HARNESS",
+    # --- barrier ---
+    "MODES",
+    "ROLES",
     "AppInternal",
     "AppInternalOk",
     "AppMsg",
     "AppSend",
     "AppSendOk",
+    "Barrier",
     "Body",
     "Channel",
+    "CheckpointReportOk",
     "CloseChannel",
     "Deliver",
     "DeliverOk",
+    "Emit",
+    "EmitOk",
     "Envelope",
     "Error",
     "Idle",
     "IdleOk",
     "Init",
     "InitOk",
+    "InjectBarrier",
+    "InjectBarrierOk",
     "JsonValue",
     "Marker",
     "RecordMessage",
@@ -42,10 +51,14 @@ __all__ = [
     "Report",
     "ReportOk",
     "Request",
+    "Restore",
+    "RestoreOk",
     "Sent",
     "StartSnapshot",
     "StartSnapshotOk",
     "StepReply",
+    "StoreRecord",
+    "StreamRecord",
     "WireMsg",
 ]
 
@@ -53,7 +66,8 @@ JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, J
 Channel: TypeAlias = tuple[str, str]  #: a directed channel ``(src, dst)``
 
 HARNESS: Final = "harness"  #: the node id of the harness (``src`` of requests)
-APPS: Final = ("token", "diffusing", "history")  #: the applications a node may run
+#: The applications a node may run (keyed-count: the dataflow app of BarrierSnapshot).
+APPS: Final = ("token", "diffusing", "history", "keyed-count")
 #: The snapshot algorithms a node may be asked to run (``init.algorithm``); the first is
 #: the default, EWD 864's, and its name is omitted from ``init``.
 ALGORITHMS: Final = ("chandy-lamport", "lazy", "observer", "barrier")
@@ -83,7 +97,30 @@ class Marker:
     snapshot: int
 
 
-WireMsg: TypeAlias = AppMsg | Marker
+# --- barrier --- (Flink's asynchronous barrier snapshots: spec/BarrierSnapshot.tla)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRecord:
+    """A record of a dataflow: the ``index``-th record source ``source`` read, in its
+    ``round`` (how often it went round a back edge).  The triple is also its effect on
+    the operator that processes it (BarrierSnapshot's ``Rec(s, i, r)``)."""
+
+    source: str
+    index: int
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class Barrier:
+    """A checkpoint barrier (BarrierSnapshot's ``Barrier(n)``): the red letter of a dataflow."""
+
+    checkpoint: int
+
+
+# --- end barrier ---
+
+WireMsg: TypeAlias = AppMsg | Marker | StreamRecord | Barrier
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +156,23 @@ class CloseChannel:
     channel: Channel
 
 
-Recorded: TypeAlias = RecordState | RecordMessage | CloseChannel
+# --- barrier ---
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRecord:
+    """The node stored ``record`` with checkpoint ``snapshot`` as in flight on its input
+    ``channel`` (BarrierSnapshot's ``recChan``: a record a barrier overtook, or one
+    received from an input before its barrier once the node has snapshotted)."""
+
+    snapshot: int
+    channel: Channel
+    record: StreamRecord
+
+
+# --- end barrier ---
+
+Recorded: TypeAlias = RecordState | RecordMessage | CloseChannel | StoreRecord
 
 # --------------------------------------------------------------------------
 # Bodies.  Requests go harness -> node and carry msg_id; replies go
@@ -159,6 +212,10 @@ class Init(Request):
     app: str = "token"
     app_state: JsonValue = None
     algorithm: str | None = None  #: None: chandy-lamport (the field is then omitted)
+    # --- barrier --- (absent in every other algorithm's init)
+    role: str | None = None  #: "source" or "operator"
+    back_edges: tuple[Channel, ...] | None = None  #: the input channels that are back edges
+    mode: str | None = None  #: "aligned" or "unaligned"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +239,9 @@ class Deliver(Request):
     from_: str = ""
     msg: WireMsg = AppMsg(0)
     new_state: JsonValue = None
+    # --- barrier --- (absent in every other algorithm's deliver)
+    outputs: tuple[Sent, ...] | None = None  #: the records an operator sends on (None: none)
+    overtaken: tuple[StreamRecord, ...] | None = None  #: records an unaligned barrier overtook
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +273,7 @@ class StepReply(Reply):
     sent: tuple[Sent, ...] = ()
     recorded: tuple[Recorded, ...] = ()
     completed: tuple[int, ...] = ()
+    blocked: tuple[Channel, ...] | None = None  #: barrier: inputs blocked after the step
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +314,61 @@ class Error(Reply):
     type: ClassVar[str] = "error"
     code: str = "internal"
     text: str = ""
+
+
+# --- barrier --- requests and replies of the dataflow nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Emit(Request):
+    type: ClassVar[str] = "emit"
+    record: StreamRecord = StreamRecord("", 1, 0)
+    to: str = ""
+    new_state: JsonValue = None
+
+
+@dataclass(frozen=True, slots=True)
+class InjectBarrier(Request):
+    type: ClassVar[str] = "inject_barrier"
+    checkpoint: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Restore(Request):
+    type: ClassVar[str] = "restore"
+    checkpoint: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EmitOk(StepReply):
+    type: ClassVar[str] = "emit_ok"
+
+
+@dataclass(frozen=True, slots=True)
+class InjectBarrierOk(StepReply):
+    type: ClassVar[str] = "inject_barrier_ok"
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreOk(StepReply):
+    type: ClassVar[str] = "restore_ok"
+    state: JsonValue = None
+    requeued: Mapping[str, tuple[StreamRecord, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointReportOk(Reply):
+    type: ClassVar[str] = "checkpoint_report_ok"
+    state: JsonValue = None
+    channels: Mapping[str, tuple[StreamRecord, ...]] = field(default_factory=dict)
+    complete: bool = False
+
+
+#: The roles and checkpointing modes of a dataflow node (``init.role``, ``init.mode``).
+ROLES: Final = ("source", "operator")
+MODES: Final = ("aligned", "unaligned")
+
+# --- end barrier ---
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,34 +19,49 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+# --- barrier ---
 from redletter.conformance.protocol.messages import (
     ALGORITHMS,
     APPS,
     ERROR_CODES,
+    MODES,
+    ROLES,
     AppInternal,
     AppInternalOk,
     AppMsg,
     AppSend,
     AppSendOk,
+    Barrier,
     Body,
+    CheckpointReportOk,
     CloseChannel,
     Deliver,
     DeliverOk,
+    Emit,
+    EmitOk,
     Error,
     Idle,
     IdleOk,
     Init,
     InitOk,
+    InjectBarrier,
+    InjectBarrierOk,
     JsonValue,
     Marker,
     RecordMessage,
     RecordState,
     Report,
     ReportOk,
+    Restore,
+    RestoreOk,
     Sent,
     StartSnapshot,
     StartSnapshotOk,
+    StoreRecord,
+    StreamRecord,
 )
+
+# --- end barrier ---
 
 __all__ = [
     "BY_CLASS",
@@ -290,6 +305,22 @@ MSG_ID = _Int("int", minimum=0)
 NODE = _Str("node id")
 CHANNEL = _Channel()
 JSON = _Json()
+# --- barrier ---
+CHECKPOINT = _Int("checkpoint id (int >= 1)", minimum=1)
+STREAM_RECORD = _Object(
+    "record",
+    StreamRecord,
+    [
+        Field("source", NODE, "The source that read it."),
+        Field(
+            "index", _Int("int >= 1", minimum=1), "Its position in the source's input (1, 2, ...)."
+        ),
+        Field(
+            "round", _Int("int >= 0", minimum=0), "How often it went round a back edge (0 first)."
+        ),
+    ],
+)
+# --- end barrier ---
 
 WIRE_MSG = _Tagged(
     "message",
@@ -307,6 +338,21 @@ WIRE_MSG = _Tagged(
             "A red letter (marker).",
             (Field("snapshot", SNAPSHOT, "The id of the snapshot it belongs to."),),
         ),
+        # --- barrier ---
+        Variant(
+            "record",
+            StreamRecord,
+            "A record of a dataflow (algorithm barrier); it is also its effect on the "
+            "operator that processes it.",
+            STREAM_RECORD.fields,
+        ),
+        Variant(
+            "barrier",
+            Barrier,
+            "A checkpoint barrier (algorithm barrier): the red letter of a dataflow.",
+            (Field("checkpoint", CHECKPOINT, "The id of the checkpoint it belongs to."),),
+        ),
+        # --- end barrier ---
     ],
 )
 SENT = _Object(
@@ -349,6 +395,20 @@ RECORDED = _Tagged(
                 Field("channel", CHANNEL, "The input channel [src, self] closed."),
             ),
         ),
+        # --- barrier ---
+        Variant(
+            "store_record",
+            StoreRecord,
+            "The node stored a record with a checkpoint as in flight on an input channel "
+            "(algorithm barrier: a record its barrier overtook, or one received before the "
+            "channel's barrier once the node had snapshotted).",
+            (
+                Field("snapshot", SNAPSHOT, "The checkpoint."),
+                Field("channel", CHANNEL, "The input channel [src, self]."),
+                Field("record", STREAM_RECORD, "The record stored."),
+            ),
+        ),
+        # --- end barrier ---
     ],
 )
 
@@ -388,12 +448,141 @@ _STEP_FIELDS = (
         "The snapshots whose local part this step completed: the node has recorded "
         "its state and closed every input channel.  Each id at most once per run.",
     ),
+    # --- barrier ---
+    Field(
+        "blocked",
+        _List(CHANNEL),
+        "Algorithm barrier: the input channels [src, self] the node blocks after this step "
+        "(aligned mode: an input whose barrier arrived, until every input has it); the "
+        "harness delivers nothing from them.  Absent: none (every other algorithm).",
+        optional=True,
+    ),
+    # --- end barrier ---
 )
 _REQ = (Field("msg_id", MSG_ID, "Unique per request; the reply's in_reply_to."),)
 _REP = (
     Field("in_reply_to", MSG_ID, "The msg_id of the request answered."),
     Field("msg_id", MSG_ID, "The node's own message id (optional, ignored).", optional=True),
 )
+
+# --- barrier --- the dataflow nodes' requests and replies (docs: BARRIER_SECTION)
+_BARRIER_MESSAGES: Final = (
+    MessageSchema(
+        "emit",
+        Emit,
+        "request",
+        "Algorithm barrier, to a source: read the next record and send it (spec: Emit).  "
+        "The harness computes the app: it names the record and the operator it goes to; "
+        "the source must put it on [self, to].",
+        (
+            *_REQ,
+            Field("record", STREAM_RECORD, "The record (source = self, index = position + 1)."),
+            Field("to", NODE, "The operator it goes to: [self, to] is one of out_channels."),
+            Field("new_state", JSON, "The source's position after the read (= record.index)."),
+        ),
+        ("emit_ok",),
+        lambda: Emit(msg_id=8, record=StreamRecord("p1", 1, 0), to="p2", new_state=1),
+    ),
+    MessageSchema(
+        "inject_barrier",
+        InjectBarrier,
+        "request",
+        "Algorithm barrier, to a source: inject the barrier of a checkpoint (spec: "
+        "InjectBarrier): record the position and send the barrier on every output.",
+        (*_REQ, Field("checkpoint", CHECKPOINT, "The checkpoint id.")),
+        ("inject_barrier_ok",),
+        lambda: InjectBarrier(msg_id=9, checkpoint=1),
+    ),
+    MessageSchema(
+        "restore",
+        Restore,
+        "request",
+        "Algorithm barrier: the job failed and restarts from a completed checkpoint (spec: "
+        "Restore).  Sent to every node; the harness has emptied every channel.  The node "
+        "resets its state to what it recorded for the checkpoint (a source: its position; "
+        "an operator: its state), forgets every checkpoint in progress and hands back the "
+        "records it stored with the checkpoint for its input channels.",
+        (*_REQ, Field("checkpoint", CHECKPOINT, "The checkpoint restored.")),
+        ("restore_ok",),
+        lambda: Restore(msg_id=10, checkpoint=1),
+    ),
+    MessageSchema(
+        "emit_ok",
+        EmitOk,
+        "reply",
+        "The record was read and sent.",
+        (*_REP, *_STEP_FIELDS),
+        example=lambda: EmitOk(
+            in_reply_to=8, sent=(Sent(("p1", "p2"), StreamRecord("p1", 1, 0)),), blocked=()
+        ),
+    ),
+    MessageSchema(
+        "inject_barrier_ok",
+        InjectBarrierOk,
+        "reply",
+        "The barrier was injected.",
+        (*_REP, *_STEP_FIELDS),
+        example=lambda: InjectBarrierOk(
+            in_reply_to=9,
+            sent=(Sent(("p1", "p2"), Barrier(1)),),
+            recorded=(RecordState(1, 1),),
+            completed=(1,),
+            blocked=(),
+        ),
+    ),
+    MessageSchema(
+        "restore_ok",
+        RestoreOk,
+        "reply",
+        "The node restored the checkpoint.",
+        (
+            *_REP,
+            *_STEP_FIELDS,
+            Field(
+                "state", JSON, "The node's state after the restore (position or operator state)."
+            ),
+            Field(
+                "requeued",
+                _Map(_List(STREAM_RECORD), "input channel source"),
+                "The records stored with the checkpoint for each input channel [src, self], "
+                "keyed by src, oldest first: the harness puts them back in the channel.",
+            ),
+        ),
+        example=lambda: RestoreOk(
+            in_reply_to=10, blocked=(), state=[["s1", 1, 0]], requeued={"s2": ()}
+        ),
+    ),
+    MessageSchema(
+        "checkpoint_report_ok",
+        CheckpointReportOk,
+        "reply",
+        "Algorithm barrier: the reply to `report`, what the node recorded for the checkpoint.",
+        (
+            *_REP,
+            Field(
+                "state",
+                JSON,
+                "The recorded position (source) or state (operator); null if the node has not "
+                "snapshotted the checkpoint.",
+            ),
+            Field(
+                "channels",
+                _Map(_List(STREAM_RECORD), "input channel source"),
+                "For every input channel [src, self], keyed by src: the records stored with "
+                "the checkpoint, in order (empty list if none).",
+            ),
+            Field(
+                "complete",
+                _Bool(),
+                "True iff the node snapshotted and the barrier arrived on every input.",
+            ),
+        ),
+        example=lambda: CheckpointReportOk(
+            in_reply_to=6, state=[["s1", 1, 0]], channels={"s1": (), "s2": ()}, complete=True
+        ),
+    ),
+)
+# --- end barrier ---
 
 MESSAGES: Final[dict[str, MessageSchema]] = {
     s.type: s
@@ -431,6 +620,30 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
                     "does not implement the one asked answers `error` `unsupported`.",
                     optional=True,
                 ),
+                # --- barrier ---
+                Field(
+                    "role",
+                    _Str("role", ROLES),
+                    "Algorithm barrier: source (reads the input, no input channels) or "
+                    "operator.  Absent for every other algorithm.",
+                    optional=True,
+                ),
+                Field(
+                    "back_edges",
+                    _List(CHANNEL),
+                    "Algorithm barrier: the node's input channels that are back edges "
+                    "(close a cycle; never blocked, their records logged).  Absent: none.",
+                    optional=True,
+                ),
+                Field(
+                    "mode",
+                    _Str("mode", MODES),
+                    "Algorithm barrier: aligned (block each input after its barrier until "
+                    "every input has one) or unaligned (snapshot at the first barrier, which "
+                    "overtakes the records ahead of it).",
+                    optional=True,
+                ),
+                # --- end barrier ---
             ),
             ("init_ok",),
             lambda: Init(
@@ -491,6 +704,23 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
                     "Absent (or null) for a marker.",
                     optional=True,
                 ),
+                # --- barrier ---
+                Field(
+                    "outputs",
+                    _List(SENT),
+                    "Algorithm barrier, for a record: the records the operator must send on "
+                    "after applying it (spec: Outputs(p, m)), in order.  Absent: none.",
+                    optional=True,
+                ),
+                Field(
+                    "overtaken",
+                    _List(STREAM_RECORD),
+                    "Algorithm barrier, unaligned mode, for a barrier: the records ahead of it "
+                    "in the channel, which it overtakes (they stay in the channel and are "
+                    "delivered later).  Absent: none.",
+                    optional=True,
+                ),
+                # --- end barrier ---
             ),
             ("deliver_ok",),
             lambda: Deliver(msg_id=4, from_="p2", msg=Marker(1)),
@@ -523,7 +753,7 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
             "request",
             "Report what the node recorded for a snapshot.  Not a step: it changes nothing.",
             (*_REQ, Field("snapshot", SNAPSHOT, "The snapshot id.")),
-            ("report_ok",),
+            ("report_ok", "checkpoint_report_ok"),
             lambda: Report(msg_id=6, snapshot=1),
         ),
         MessageSchema(
@@ -627,6 +857,7 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
                 in_reply_to=5, code="precondition-failed", text="p1 already recorded snapshot 1"
             ),
         ),
+        *_BARRIER_MESSAGES,
     ]
 }
 
