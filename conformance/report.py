@@ -110,7 +110,8 @@ def show_step(action: str, params: Mapping[str, object]) -> str:
         rest = " ".join(f"{k}={v}" for k, v in params.items() if k not in ("c", "i"))
         return f"{action} {c[0]} -> {c[1]}" + (f" {rest}" if rest else "")
     rest = " ".join(f"{k}={v}" for k, v in params.items() if k != "p")
-    return f"{action} {params.get('p')} {rest}".rstrip()
+    who = f" {params['p']}" if "p" in params else ""  # a variant's step may name no machine
+    return f"{action}{who} {rest}".rstrip()
 
 
 def replay_command(itf: Path, node_cmd: str, *, hosted: bool = False) -> str:
@@ -134,8 +135,21 @@ def diagram_events(observations: Sequence[Observation]) -> list[Event]:
             ch = (str(c[0]), str(c[1]))
             q = queues.get(ch, [])
             delivered_id = q.pop(0) if q else None
-            snap = o.delivered.snapshot if isinstance(o.delivered, p.Marker) else None
-            label = "" if snap is not None else str(o.delivered.payload)  # type: ignore[union-attr]
+            m = o.delivered
+            snap = (
+                m.snapshot
+                if isinstance(m, p.Marker)
+                else m.checkpoint
+                if isinstance(m, p.Barrier)
+                else None
+            )
+            label = (
+                ""
+                if snap is not None
+                else str(m.payload)
+                if isinstance(m, p.AppMsg)
+                else show_msg(m)
+            )
             events.append(Event("receive", o.node, ch, delivered_id, snap, label, step=at))
         if o.action == "InternalEvent":
             events.append(Event("internal", o.node, label=f"e{o.params.get('e')}", step=at))
