@@ -25,7 +25,9 @@ from redletter.conformance.protocol import (
     Recorded,
     RecordMessage,
     RecordState,
+    SavedState,
     Sent,
+    SnapshotRequest,
     WireMsg,
 )
 from redletter.errors import Exit, InputError, RedletterError
@@ -44,8 +46,22 @@ def show_channel(c: Channel) -> str:
 
 
 def show_msg(m: WireMsg) -> str:
-    """``app 3`` / ``marker 1``."""
-    return f"app {m.payload}" if isinstance(m, AppMsg) else f"marker {m.snapshot}"
+    """``app 3`` / ``marker 1`` (the observer algorithm's: ``app 3 [tokens 1]``,
+    ``request 1``, ``saved_state 1``, ``forward 1 (app 3 from p2)``)."""
+    if isinstance(m, AppMsg):
+        return f"app {m.payload}" + (f" [tokens {_ids(m.tokens)}]" if m.tokens else "")
+    if isinstance(m, Marker):
+        return f"marker {m.snapshot}"
+    # --- observer ---
+    if isinstance(m, SnapshotRequest):
+        return f"request {m.snapshot}"
+    if isinstance(m, SavedState):
+        return f"saved_state {m.snapshot}"
+    return f"forward {m.snapshot} (app {m.payload} from {m.from_})"
+
+
+def _ids(xs: Iterable[int]) -> str:
+    return ", ".join(str(x) for x in xs)
 
 
 @dataclass(frozen=True)

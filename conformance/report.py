@@ -29,7 +29,7 @@ from pathlib import Path
 
 from redletter.conformance import protocol as p
 from redletter.conformance.judges.drive import JudgeResult
-from redletter.conformance.net import Observation
+from redletter.conformance.net import Observation, show_msg
 from redletter.conformance.sandbox import SandboxReport
 from redletter.conformance.shrink import ShrinkResult
 from redletter.conformance.traces import Trace, model_of, replay_states, write_trace
@@ -190,7 +190,7 @@ def _obs_json(o: Observation) -> dict[str, object]:
 
 
 def _wire(m: p.WireMsg) -> str:
-    return f"app {m.payload}" if isinstance(m, p.AppMsg) else f"marker {m.snapshot}"
+    return show_msg(m)
 
 
 def _result_json(r: JudgeResult) -> dict[str, object]:

@@ -38,7 +38,7 @@ from typing import Final, TypeAlias, cast
 
 from redletter.conformance import protocol as p
 from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
-from redletter.conformance.net import Observation, Topology, show_channel
+from redletter.conformance.net import Observation, Topology, show_channel, show_msg
 from redletter.conformance.node import NodeFactory, NodeHost
 from redletter.conformance.process import (
     Limits,
@@ -195,7 +195,11 @@ def _model_wire(x: int) -> Wire:
 
 
 def _wire(m: p.WireMsg) -> Wire:
-    return ("app", m.payload) if isinstance(m, p.AppMsg) else ("marker", m.snapshot)
+    if isinstance(m, p.AppMsg):
+        return ("app", m.payload)
+    if isinstance(m, p.Marker):
+        return ("marker", m.snapshot)
+    return (show_msg(m).split(" ", 1)[0], m.snapshot)  # another algorithm's message
 
 
 def _show_wire(xs: Sequence[Wire]) -> str:
