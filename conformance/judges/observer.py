@@ -341,6 +341,28 @@ def _compare_sent(
     run: _Run, node: str, what: str, want: list[p.Sent], got: Sequence[p.Sent]
 ) -> None:
     """The node's sent messages against the model's, as multisets (a step is atomic)."""
+    for x in got:
+        if x.channel[0] != node or x.channel[1] not in run.cfg.proc_index or x.channel[1] == node:
+            raise run.div(
+                "wrong-channel",
+                node,
+                f"{what}: {node} put {show_msg(x.msg)} on {show_channel(x.channel)}",
+                f"every message {node} sends goes on a channel [{node}, q] to another node",
+                f"sent {show_msg(x.msg)} on {show_channel(x.channel)}",
+                "a node sends only on its own channels: its app output channels, and "
+                "[self, observer] / [observer, q] for the observer's messages",
+            )
+        if isinstance(x.msg, p.AppMsg) and x.channel not in run.cfg.chan_index:
+            raise run.div(
+                "wrong-channel",
+                node,
+                f"{what}: {node} put {show_msg(x.msg)} on {show_channel(x.channel)}, which is "
+                "not an app channel",
+                "app messages go on the model's app channels (Chan)",
+                f"sent {show_msg(x.msg)} on {show_channel(x.channel)}",
+                "an app message on a channel the application does not have is not a step of "
+                "the model",
+            )
     missing = Counter(map(_key, want)) - Counter(map(_key, got))
     extra = Counter(map(_key, got)) - Counter(map(_key, want))
     if not missing and not extra:
@@ -407,6 +429,17 @@ def _compare_sent(
     if s_want is not None and s_got is not None:
         w2, g2 = s_want.msg, s_got.msg
         assert isinstance(w2, p.SavedState) and isinstance(g2, p.SavedState)
+        if w2.snapshot == g2.snapshot and s_want.channel != s_got.channel:
+            raise run.div(
+                "wrong-observer",
+                node,
+                f"{what}: {node} sent its saved state of snapshot {w2.snapshot} to "
+                f"{s_got.channel[1]}, but the observer of {w2.snapshot} is {s_want.channel[1]}",
+                f"sends its saved state to {s_want.channel[1]} (Observer[{w2.snapshot}])",
+                f"sent it to {s_got.channel[1]}",
+                "only the observer builds the snapshot; a saved state sent elsewhere never "
+                "reaches it (AllSavedStates, SnapshotsComplete)",
+            )
         if w2.snapshot == g2.snapshot and w2.state == g2.state:
             raise run.div(
                 "wrong-counts",
@@ -882,7 +915,12 @@ def judge_trace(
 
             def perform(st: Step) -> bool:
                 run.index = len(executed) + 1
-                obs, done = _perform(run, st[0], st[1])
+                try:
+                    obs, done = _perform(run, st[0], st[1])
+                except _Diverged as exc:  # the failing step is part of the schedule
+                    executed.append(st)
+                    observations.append(_obs(run, st[0], st[1], exc.div.node, None, None, (), ()))
+                    raise
                 if not done:
                     skipped.append(f"{st[0]} {_clip(str(dict(st[1])))}")
                     return False
@@ -923,6 +961,7 @@ def judge_trace(
                             "did not declare it",
                             "an observer that never declares a snapshot it may declare "
                             "breaks SnapshotsComplete (WF_vars(DeclareComplete(k)))",
+                            step=len(executed),
                         )
                     )
             for ki in range(len(cfg.snaps)):

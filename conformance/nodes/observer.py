@@ -45,6 +45,7 @@ from redletter.conformance.protocol import JsonValue
 __all__ = [
     "MUTANTS",
     "AllSavedStatesIn",
+    "NeverDeclares",
     "NoForward",
     "NoPiggyback",
     "ObserverMutant",
@@ -332,6 +333,18 @@ class StaleCounts(ObserverReferenceNode):
             super().receive_app(frm, msg, new_state)
 
 
+class NeverDeclares(ObserverReferenceNode):
+    """Bug: the observer builds the snapshot but never declares it complete (it waits
+    for something the counts do not ask for).
+
+    Breaks SnapshotsComplete: once CompletionRule(k) holds it stays true, and
+    ``WF_vars(DeclareComplete(k))`` says the observer eventually declares.
+    """
+
+    def completion_rule(self, k: int) -> bool:
+        return False
+
+
 class ObserverMutant(NamedTuple):
     """A mutant: its factory and the property of the spec it breaks."""
 
@@ -346,6 +359,7 @@ MUTANTS: Mapping[str, ObserverMutant] = {
     "NoPiggyback": ObserverMutant(NoPiggyback, "RedMessagesFromRedMachines, Lemma0"),
     "NoForward": ObserverMutant(NoForward, "Lemma0 (Rule3), SnapshotsComplete"),
     "StaleCounts": ObserverMutant(StaleCounts, "CountsInvariant, Lemma0"),
+    "NeverDeclares": ObserverMutant(NeverDeclares, "SnapshotsComplete (WF DeclareComplete)"),
 }
 
 

@@ -123,10 +123,10 @@ step that sends it).
 |---|---|---|
 | `app_send` | `SendApp(c)` | `{"c": [self, to], "v": payload}` |
 | `app_internal` | `InternalEvent(p)` | `{"p": self, "e": event}` |
-| `deliver` of an `app` message | `ReceiveApp(c)`: `Receive(c, m)` | `{"c": [from, self], "val": payload, "toks": tokens}` |
+| `deliver` of an `app` message | `ReceiveApp(c)` | `{"c": [from, self], "val": v, "toks": ks}` |
 | `start_snapshot` k (to the observer of k) | `StartSnapshot(k)` | `{"k": k}` |
 | `deliver` of a `request` | `ReceiveRequest(p, k)` | `{"p": self, "k": k}` |
-| `deliver` of a `saved_state` / `forward` (to the observer) | part of the step that sent it | (none: immediate) |
+| `deliver` of `saved_state`, `forward` | the step that sent them | (none: at once) |
 | `idle` (to the observer of k) | a turn for `DeclareComplete(k)` | `{"k": k}` |
 
 What a correct node does.  It counts the app messages it sends on each output
