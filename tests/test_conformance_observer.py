@@ -238,6 +238,75 @@ def test_a_trace_of_another_variant_is_an_input_error() -> None:
     )
 
 
+TWO_OBSERVERS = """---- MODULE MCObserverTwo ----
+EXTENDS ObserverSnapshotToken
+MCProc     == {"p1", "p2", "p3"}
+MCChan     == {<<"p1", "p2">>, <<"p2", "p3">>, <<"p3", "p1">>, <<"p2", "p1">>}
+MCTokens   == [p1 |-> 2, p2 |-> 1, p3 |-> 0]
+MCSnap     == {1, 2}
+MCObserver == (1 :> "p1") @@ (2 :> "p3")
+MCMaxSends == 3
+====
+"""
+
+
+def test_two_snapshots_with_two_observers(tmp_path: Path) -> None:
+    """Tokens of two snapshots on one message, saved states and forwards to two
+    observers, a process that is the observer of one and a reporter in the other: the
+    reference passes, every mutant fails (on a model the manifest does not have, so
+    written here: MCObserverRing3's constants with a second snapshot observed by p3)."""
+    (tmp_path / "MCObserverTwo.tla").write_text(TWO_OBSERVERS)
+    cfg = (SPEC / "MCObserverRing3.cfg").read_text()
+    (tmp_path / "MCObserverTwo.cfg").write_text(cfg)
+    traces = generate("MCObserverTwo", tmp_path, walks=16, seed=SEED, length=60)
+    results = [judge_trace(t, REFERENCE, log_dir=tmp_path) for t in traces]
+    assert _problems(results) == []
+    assert any(
+        isinstance(o.delivered, p.AppMsg) and o.delivered.tokens == (1, 2)
+        for r in results
+        for o in r.observations
+    ), f"no message bore both tokens (seed {SEED})"
+    assert {k for r in results for o in r.observations for k in o.completed} == {1, 2}
+    for name, mutant in MUTANTS.items():
+        node = InProcessNode(mutant.factory, name)
+        verdicts = [judge_trace(t, node, log_dir=tmp_path).verdict for t in traces]
+        assert "fail" in verdicts, f"{name} passed every trace of MCObserverTwo (seed {SEED})"
+
+
+class ReportsNoTransit(ObserverReferenceNode):
+    """Builds the snapshot right but leaves the messages in transit out of its report."""
+
+    def handle(self, body: p.Request) -> p.Reply:
+        reply = super().handle(body)
+        if isinstance(reply, p.SnapshotOk):
+            return p.SnapshotOk(reply.in_reply_to, None, reply.complete, reply.states, ())
+        return reply
+
+
+class ReportsCurrentState(ObserverReferenceNode):
+    """A process that is not the observer reports its current state, not the saved one."""
+
+    def report(self, k: int) -> tuple[p.JsonValue, dict[str, tuple[int, ...]], bool]:
+        return self.state, {}, k in self.held
+
+
+def test_the_final_reports_are_compared_with_the_snapshot(tmp_path: Path) -> None:
+    trace = next(t for t in _traces("MCObserverToken2") if t.source == "goal early")
+    r = judge_trace(trace, InProcessNode(ReportsNoTransit), log_dir=tmp_path)
+    assert r.explanation() == (
+        "in the final report, p1 reports [] in transit on p1 -> p2 in snapshot 1, the "
+        "model's Snapshot(1) [1]. The model: Snapshot(1) has [1] in transit on p1 -> p2. "
+        "Node p1: reported []. Why it matters: the messages in transit are exactly those "
+        "forwarded (recBuf); with others the snapshot is not reachable from S0 (Lemma 0)"
+    )
+    r = judge_trace(trace, InProcessNode(ReportsCurrentState), log_dir=tmp_path)
+    assert r.divergence is not None and r.divergence.kind == "report-state"
+    assert r.divergence.summary == (
+        "p2 reports the saved state 1, channels {}, complete for snapshot 1; the model: 0, "
+        "no channels, complete"
+    )
+
+
 # --------------------------------------------------------------------------- subprocess
 
 
