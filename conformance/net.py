@@ -26,7 +26,10 @@ from redletter.conformance.protocol import (
     Recorded,
     RecordMessage,
     RecordState,
+    SavedState,
     Sent,
+    SnapshotRequest,
+    StreamRecord,
     WireMsg,
 )
 from redletter.errors import Exit, InputError, RedletterError
@@ -45,15 +48,28 @@ def show_channel(c: Channel) -> str:
 
 
 def show_msg(m: WireMsg) -> str:
-    """``app 3`` / ``marker 1``."""
+    """``app 3`` / ``marker 1`` (the observer algorithm's: ``app 3 [tokens 1]``,
+    ``request 1``, ``saved_state 1``, ``forward 1 (app 3 from p2)``; the barrier
+    algorithm's ``barrier 1``, ``record s1#2 round 1``)."""
     if isinstance(m, AppMsg):
-        return f"app {m.payload}"
+        return f"app {m.payload}" + (f" [tokens {_ids(m.tokens)}]" if m.tokens else "")
     if isinstance(m, Marker):
         return f"marker {m.snapshot}"
     # --- barrier ---
     if isinstance(m, Barrier):
         return f"barrier {m.checkpoint}"
-    return f"record {m.source}#{m.index}" + (f" round {m.round}" if m.round else "")
+    if isinstance(m, StreamRecord):
+        return f"record {m.source}#{m.index}" + (f" round {m.round}" if m.round else "")
+    # --- observer ---
+    if isinstance(m, SnapshotRequest):
+        return f"request {m.snapshot}"
+    if isinstance(m, SavedState):
+        return f"saved_state {m.snapshot}"
+    return f"forward {m.snapshot} (app {m.payload} from {m.from_})"
+
+
+def _ids(xs: Iterable[int]) -> str:
+    return ", ".join(str(x) for x in xs)
 
 
 @dataclass(frozen=True)

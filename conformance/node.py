@@ -29,6 +29,7 @@ from typing import IO, ClassVar
 
 from redletter.conformance import protocol as p
 from redletter.conformance.protocol import JsonValue
+from redletter.conformance.protocol.schema import WIRE_MSG
 from redletter.errors import InputError
 
 
@@ -136,13 +137,13 @@ class SnapshotNode(ABC):
                 msg = body.msg
                 if isinstance(msg, p.Marker):
                     self.on_marker(body.from_, msg.snapshot)
-                elif not isinstance(msg, p.AppMsg):
-                    raise NodeFailure(
-                        "unsupported", f"{self.node_id} runs no dataflow (algorithm barrier)"
-                    )
-                else:
+                elif isinstance(msg, p.AppMsg):
                     self.state = body.new_state
                     self.on_app_message(body.from_, msg.payload)
+                else:
+                    raise NodeFailure(
+                        "unsupported", f"{self.algorithm} has no {msg_type(msg)} message"
+                    )
                 return p.DeliverOk(reply_to, None, *self._effects())
             if isinstance(body, p.AppSend):
                 if body.to not in self.out_to:
@@ -229,6 +230,11 @@ class NodeHost:
             stdout.write(p.encode(p.Envelope(env.dest, env.src, reply)) + "\n")
             stdout.flush()
         return 0
+
+
+def msg_type(m: p.WireMsg) -> str:
+    """The wire type of a message (``app``, ``marker``, ``request`` ...)."""
+    return WIRE_MSG.by_cls[type(m)].tag_value
 
 
 def _error_line(line: str, text: str) -> str:

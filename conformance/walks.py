@@ -154,7 +154,9 @@ def _msg_json(m: p.WireMsg) -> dict[str, Json]:
         return {"marker": m.snapshot}
     if isinstance(m, p.Barrier):
         return {"barrier": m.checkpoint}
-    return {"record": [m.source, m.index, m.round]}
+    if isinstance(m, p.StreamRecord):
+        return {"record": [m.source, m.index, m.round]}
+    return {"observer": m.snapshot}  # the observer algorithm's request, saved state, forward
 
 
 def drive_and_log(

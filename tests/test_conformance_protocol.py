@@ -83,7 +83,8 @@ def test_not_json() -> None:
         ),
         (
             {"type": "deliver", "msg_id": 1, "from": "p2", "msg": {"type": "letter"}},
-            'body.msg.type must be one of app, marker, record, barrier; got "letter"',
+            "body.msg.type must be one of app, marker, record, barrier, request, saved_state,"
+            ' forward; got "letter"',
         ),
         (
             {

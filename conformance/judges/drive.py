@@ -38,7 +38,7 @@ from typing import Final, TypeAlias, cast
 
 from redletter.conformance import protocol as p
 from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
-from redletter.conformance.net import Observation, Topology, show_channel
+from redletter.conformance.net import Observation, Topology, show_channel, show_msg
 from redletter.conformance.node import NodeFactory, NodeHost
 from redletter.conformance.process import (
     Limits,
@@ -194,13 +194,24 @@ def _model_wire(x: int) -> Wire:
     return ("app", x) if x >= 0 else ("marker", -x)
 
 
+def _msg_id(m: p.WireMsg) -> int:
+    """The number a message of another algorithm is shown with (its snapshot,
+    checkpoint or record index)."""
+    if isinstance(m, p.Barrier):
+        return m.checkpoint
+    if isinstance(m, p.StreamRecord):
+        return m.index
+    if isinstance(m, p.AppMsg):
+        return m.payload
+    return m.snapshot
+
+
 def _wire(m: p.WireMsg) -> Wire:
     if isinstance(m, p.AppMsg):
         return ("app", m.payload)
     if isinstance(m, p.Marker):
         return ("marker", m.snapshot)
-    # a dataflow message (algorithm barrier) is never one the model expects here
-    return ("barrier", m.checkpoint) if isinstance(m, p.Barrier) else ("record", m.index)
+    return (show_msg(m).split(" ", 1)[0], _msg_id(m))  # another algorithm's message
 
 
 def _show_wire(xs: Sequence[Wire]) -> str:

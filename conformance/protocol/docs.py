@@ -102,7 +102,7 @@ not observable in the spec.
 
 # --- barrier ---
 BARRIER_SECTION: Final = """\
-## Algorithm barrier: Flink's asynchronous barrier snapshots
+## The barrier algorithm (`init.algorithm` = `barrier`): Flink's asynchronous barrier snapshots
 
 `init.algorithm = "barrier"` (spec/BarrierSnapshot.tla over spec/Dataflow.tla,
 seeds/002).  The network is a dataflow, not strongly connected: `init.role` says
@@ -153,6 +153,61 @@ NoRewind, KeepsState).
 
 """
 # --- end barrier ---
+# --- observer ---
+_OBSERVER = """
+## The observer algorithm (`init.algorithm` = `observer`)
+
+The observer with a piggybacked token (seeds/003's Algorithm section;
+spec/ObserverSnapshot.tla, judged by `conformance/judges/observer.py`, reference node
+`python -m redletter.conformance.nodes.observer`).  There are no markers: the token
+of snapshot k travels on the app messages (`tokens` of `app`), and every process
+reports to the snapshot's observer, which `init.observers` names and which alone
+builds the snapshot.
+
+**Channels are bags.**  The harness keeps each app channel as a bag, not a FIFO
+queue: a `deliver` hands over whichever message in flight on [from, self] the
+schedule chooses (messages overtake one another).  The observer's own channels are
+not app channels: a `request` goes on [observer, q] for every other process q and
+waits until the schedule delivers it; a `saved_state` or `forward` goes on
+[self, observer] and the harness delivers it to the observer at once, in the order
+listed, as part of the same step (the spec updates the observer's knowledge in the
+step that sends it).
+
+| request | spec action (ObserverSnapshot.tla) | schedule params |
+|---|---|---|
+| `app_send` | `SendApp(c)` | `{"c": [self, to], "v": payload}` |
+| `app_internal` | `InternalEvent(p)` | `{"p": self, "e": event}` |
+| `deliver` of an `app` message | `ReceiveApp(c)` | `{"c": [from, self], "val": v, "toks": ks}` |
+| `start_snapshot` k (to the observer of k) | `StartSnapshot(k)` | `{"k": k}` |
+| `deliver` of a `request` | `ReceiveRequest(p, k)` | `{"p": self, "k": k}` |
+| `deliver` of `saved_state`, `forward` | the step that sent them | (none: at once) |
+| `idle` (to the observer of k) | a turn for `DeclareComplete(k)` | `{"k": k}` |
+
+What a correct node does.  It counts the app messages it sends on each output
+channel and receives from each input channel.  **Rule 1**: on `start_snapshot` k the
+observer saves its own state and sends `request` k to every other process.
+**Rule 2**: a process that first holds the token of k -- on a `request`, or on an
+app message whose `tokens` include k -- saves its state *as it was before that
+message* and sends the observer `saved_state` with its counts *of that moment* (the
+message bringing the token not counted); from then on every app message it sends
+bears k in `tokens` (in increasing order).  **Rule 3**: an app message without the
+token of k, reaching a process that holds it, is forwarded to the observer of k
+(`forward`, with the channel's source and the payload), once per such snapshot.  The
+observer's own saved state and the messages it forwards to itself need no message.
+**Completion**: the observer lists k in `completed` of a step reply (any of its
+steps, deliveries and idle turns) when it has every process's saved state and, for
+every app channel c, as many forwards from c as `sent on c` (reported by c's source)
+`- received from c` (reported by c's destination): the spec's `CompletionRule`.
+Declaring earlier -- every saved state in, but a white message still to be
+forwarded -- is the bug of the must-fail model MCObserverEarlyFailure (Lemma 0);
+never declaring once it may, after the drain and an idle turn, fails
+`SnapshotsComplete`.  Step replies carry no `recorded` events in this algorithm.
+
+`report` k: the observer of k answers `snapshot_ok` (complete = declared, the saved
+states by node, the forwarded messages per channel: the spec's `Snapshot(k)`);
+every other node answers `report_ok` with the state it saved (null if none), no
+`channels` (`{}`), and `complete` true once it holds the token (its part is done).
+"""
 
 
 def render_markdown() -> str:
@@ -194,6 +249,7 @@ def render_markdown() -> str:
     out.append("### Error codes\n\n| code | meaning |\n|---|---|\n")
     for code, meaning in ERROR_CODES.items():
         out.append(f"| `{code}` | {meaning} |\n")
+    out.append(_OBSERVER)  # --- observer ---
     out.append("\n" + BARRIER_SECTION)  # --- barrier ---
     return "".join(out)
 

@@ -36,14 +36,17 @@ __all__ = [
     "EmitOk",
     "Envelope",
     "Error",
+    "Forward",
     "Idle",
     "IdleOk",
+    "InTransit",
     "Init",
     "InitOk",
     "InjectBarrier",
     "InjectBarrierOk",
     "JsonValue",
     "Marker",
+    "ObserverWire",
     "RecordMessage",
     "RecordState",
     "Recorded",
@@ -53,7 +56,10 @@ __all__ = [
     "Request",
     "Restore",
     "RestoreOk",
+    "SavedState",
     "Sent",
+    "SnapshotOk",
+    "SnapshotRequest",
     "StartSnapshot",
     "StartSnapshotOk",
     "StepReply",
@@ -85,9 +91,14 @@ APP_NAMES: Final[Mapping[str, str]] = {
 
 @dataclass(frozen=True, slots=True)
 class AppMsg:
-    """An application message carrying an integer payload."""
+    """An application message carrying an integer payload.
+
+    ``tokens``: the observer algorithm's snapshot tokens the message bears
+    (increasing snapshot ids); ``None`` (omitted on the wire) in the other
+    algorithms, and read as "no token" by the observer's."""
 
     payload: int
+    tokens: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +131,7 @@ class Barrier:
 
 # --- end barrier ---
 
-WireMsg: TypeAlias = AppMsg | Marker | StreamRecord | Barrier
+WireMsg: TypeAlias = "AppMsg | Marker | StreamRecord | Barrier | ObserverWire"
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +227,8 @@ class Init(Request):
     role: str | None = None  #: "source" or "operator"
     back_edges: tuple[Channel, ...] | None = None  #: the input channels that are back edges
     mode: str | None = None  #: "aligned" or "unaligned"
+    #: the observer algorithm: snapshot id -> its observer (None in the other algorithms)
+    observers: Mapping[int, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,3 +402,57 @@ ERROR_CODES: Final[Mapping[str, str]] = {
     "unsupported": "the node does not implement this request or application",
     "internal": "any other failure inside the node",
 }
+
+
+# --- observer ---
+# The observer with a piggybacked token (seeds/003, spec/ObserverSnapshot.tla): the
+# messages of the observer's own channels, and the observer's report of a snapshot.
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRequest:
+    """Rule 1: the observer's snapshot request, bearing the token of ``snapshot``."""
+
+    snapshot: int
+
+
+@dataclass(frozen=True, slots=True)
+class SavedState:
+    """Rule 2: a process's saved state for ``snapshot``, sent to its observer, with its
+    message counts at that moment (the spec's SendsState and SendsCounts)."""
+
+    snapshot: int
+    state: JsonValue
+    sent: Mapping[str, int]  #: per output channel [self, dst], by dst: app messages sent
+    received: Mapping[str, int]  #: per input channel [src, self], by src: app messages received
+
+
+@dataclass(frozen=True, slots=True)
+class Forward:
+    """Rule 3: a token-less app message ``payload`` received on [from_, sender] by a
+    process holding the token of ``snapshot``, forwarded to the observer as in transit."""
+
+    snapshot: int
+    from_: str
+    payload: int
+
+
+ObserverWire: TypeAlias = SnapshotRequest | SavedState | Forward
+
+
+@dataclass(frozen=True, slots=True)
+class InTransit:
+    """The messages of the snapshot in transit on ``channel`` (a bag, increasing)."""
+
+    channel: Channel
+    payloads: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOk(Reply):
+    """The observer's report of a snapshot: the spec's Snapshot(k)."""
+
+    type: ClassVar[str] = "snapshot_ok"
+    complete: bool = False
+    states: Mapping[str, JsonValue] = field(default_factory=dict)
+    in_transit: tuple[InTransit, ...] = ()

@@ -13,6 +13,7 @@ document generator read it.
 from __future__ import annotations
 
 import builtins
+import itertools
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -40,12 +41,14 @@ from redletter.conformance.protocol.messages import (
     Emit,
     EmitOk,
     Error,
+    Forward,
     Idle,
     IdleOk,
     Init,
     InitOk,
     InjectBarrier,
     InjectBarrierOk,
+    InTransit,
     JsonValue,
     Marker,
     RecordMessage,
@@ -54,7 +57,10 @@ from redletter.conformance.protocol.messages import (
     ReportOk,
     Restore,
     RestoreOk,
+    SavedState,
     Sent,
+    SnapshotOk,
+    SnapshotRequest,
     StartSnapshot,
     StartSnapshotOk,
     StoreRecord,
@@ -244,7 +250,10 @@ class _Tagged(Spec):
         variant = self.by_cls[type(v)]
         out: dict[str, JsonValue] = {self.tag: variant.tag_value}
         for f in variant.fields:
-            out[f.name] = f.spec.enc(getattr(v, f.attribute))
+            value = getattr(v, f.attribute)
+            if f.optional and value is None:
+                continue
+            out[f.name] = f.spec.enc(value)
         return out
 
 
@@ -260,7 +269,11 @@ class _Object(Spec):
         return self.cls(**object_fields(v, self.fields, where, skip=()))
 
     def enc(self, v: Any) -> JsonValue:
-        return {f.name: f.spec.enc(getattr(v, f.attribute)) for f in self.fields}
+        return {
+            f.name: f.spec.enc(getattr(v, f.attribute))
+            for f in self.fields
+            if not (f.optional and getattr(v, f.attribute) is None)
+        }
 
 
 def object_fields(
@@ -298,6 +311,40 @@ def _thaw(v: Any) -> JsonValue:
     return v  # type: ignore[no-any-return]
 
 
+# --- observer --- (the specs the observer's messages need)
+
+
+class _Increasing(_List):
+    """A list of snapshot ids in strictly increasing order (a set, canonically)."""
+
+    def conv(self, v: object, where: str) -> Any:
+        out = super().conv(v, where)
+        if any(a >= b for a, b in itertools.pairwise(out)):
+            raise Invalid(f"{where} must list snapshot ids in increasing order, got {show(v)}")
+        return out
+
+
+class _BySnapshot(Spec):
+    """An object keyed by snapshot ids (decimal strings, as JSON keys are strings)."""
+
+    def __init__(self, value: Spec) -> None:
+        self.value = value
+        self.name = f"object from snapshot id to {value.name}"
+
+    def conv(self, v: object, where: str) -> Any:
+        if not isinstance(v, dict):
+            raise Invalid(f"{where} must be an object, got {show(v)}")
+        out: dict[int, Any] = {}
+        for k, x in v.items():
+            if not (k.isascii() and k.isdigit() and k[0] != "0" and len(k) <= 18):
+                raise Invalid(f"{where} has the key {show(k)}, which is not a snapshot id (>= 1)")
+            out[int(k)] = self.value.conv(x, f"{where}.{k}")
+        return out
+
+    def enc(self, v: Any) -> JsonValue:
+        return {str(k): self.value.enc(x) for k, x in v.items()}
+
+
 # The specs of the protocol's values.
 INT = _Int()
 SNAPSHOT = _Int("snapshot id (int >= 1)", minimum=1)
@@ -330,7 +377,19 @@ WIRE_MSG = _Tagged(
             "app",
             AppMsg,
             "An application message.",
-            (Field("payload", INT, "The message: an integer, as in the spec."),),
+            (
+                Field("payload", INT, "The message: an integer, as in the spec."),
+                # --- observer ---
+                Field(
+                    "tokens",
+                    _Increasing(_Int("snapshot id (int >= 1)", minimum=1)),
+                    "The observer algorithm only: the snapshot tokens the message bears, "
+                    "i.e. the snapshots whose token its sender held when it sent it "
+                    "(ObserverSnapshot's TokensHeld), in increasing order.  Absent in "
+                    "the other algorithms; absent or [] means the message bears no token.",
+                    optional=True,
+                ),
+            ),
         ),
         Variant(
             "marker",
@@ -353,6 +412,62 @@ WIRE_MSG = _Tagged(
             (Field("checkpoint", CHECKPOINT, "The id of the checkpoint it belongs to."),),
         ),
         # --- end barrier ---
+        # --- observer ---
+        Variant(
+            "request",
+            SnapshotRequest,
+            "The observer algorithm's rule 1: the observer's snapshot request, bearing "
+            "the snapshot token, on [observer, q] for every other process q (whether or "
+            "not that is an app channel).",
+            (Field("snapshot", SNAPSHOT, "The snapshot whose token it bears."),),
+        ),
+        Variant(
+            "saved_state",
+            SavedState,
+            "The observer algorithm's rule 2: the saved state a process sends its "
+            "snapshot's observer when it first holds the token, with its message counts "
+            "at that moment (ObserverSnapshot's SendsState and SendsCounts), on "
+            "[self, observer].",
+            (
+                Field("snapshot", SNAPSHOT, "The snapshot."),
+                Field(
+                    "state",
+                    JSON,
+                    "The process's local app state, saved before the "
+                    "message that brought the token is accepted.",
+                ),
+                Field(
+                    "sent",
+                    _Map(_Int("int", minimum=0), "output channel destination"),
+                    "For every output channel [self, dst], keyed by dst: the app messages "
+                    "sent on it since the start of the run.",
+                ),
+                Field(
+                    "received",
+                    _Map(_Int("int", minimum=0), "input channel source"),
+                    "For every input channel [src, self], keyed by src: the app messages "
+                    "received from it since the start of the run (the message bringing "
+                    "the token not included).",
+                ),
+            ),
+        ),
+        Variant(
+            "forward",
+            Forward,
+            "The observer algorithm's rule 3: a token-less app message received by a "
+            "process that holds the token, forwarded to the observer as in transit, on "
+            "[self, observer].",
+            (
+                Field("snapshot", SNAPSHOT, "The snapshot it is in transit in."),
+                Field(
+                    "from",
+                    NODE,
+                    "The source of the app channel [from, self] it was received on.",
+                    attr="from_",
+                ),
+                Field("payload", INT, "The app message's payload."),
+            ),
+        ),
     ],
 )
 SENT = _Object(
@@ -409,6 +524,20 @@ RECORDED = _Tagged(
             ),
         ),
         # --- end barrier ---
+    ],
+)
+
+# --- observer ---
+IN_TRANSIT = _Object(
+    "in transit",
+    InTransit,
+    [
+        Field("channel", CHANNEL, "An app channel [src, dst]."),
+        Field(
+            "payloads",
+            _List(INT),
+            "The messages in transit on it in the snapshot (a bag: increasing order).",
+        ),
     ],
 )
 
@@ -644,6 +773,15 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
                     optional=True,
                 ),
                 # --- end barrier ---
+                # --- observer ---
+                Field(
+                    "observers",
+                    _BySnapshot(NODE),
+                    "The observer algorithm only (absent otherwise): for every snapshot "
+                    "id, the node that is its observer (ObserverSnapshot's Observer), "
+                    "where saved states and forwarded messages go.",
+                    optional=True,
+                ),
             ),
             ("init_ok",),
             lambda: Init(
@@ -751,9 +889,11 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
             "report",
             Report,
             "request",
-            "Report what the node recorded for a snapshot.  Not a step: it changes nothing.",
+            "Report what the node recorded for a snapshot.  Not a step: it changes nothing.  "
+            "In the observer algorithm the snapshot's observer answers `snapshot_ok` (the "
+            "whole snapshot), every other node `report_ok` (its saved state, no channels).",
             (*_REQ, Field("snapshot", SNAPSHOT, "The snapshot id.")),
-            ("report_ok", "checkpoint_report_ok"),
+            ("report_ok", "checkpoint_report_ok", "snapshot_ok"),
             lambda: Report(msg_id=6, snapshot=1),
         ),
         MessageSchema(
@@ -840,6 +980,39 @@ MESSAGES: Final[dict[str, MessageSchema]] = {
             ),
             example=lambda: ReportOk(
                 in_reply_to=6, local_state=2, channels={"p2": (1,)}, complete=True
+            ),
+        ),
+        # --- observer ---
+        MessageSchema(
+            "snapshot_ok",
+            SnapshotOk,
+            "reply",
+            "The observer algorithm: the observer's report of its snapshot as it has built "
+            "it so far (ObserverSnapshot's Snapshot(k)).",
+            (
+                *_REP,
+                Field(
+                    "complete",
+                    _Bool(),
+                    "True iff the observer has declared the snapshot complete.",
+                ),
+                Field(
+                    "states",
+                    _Map(JSON, "node id"),
+                    "The saved state of every process it has (its own included), by node.",
+                ),
+                Field(
+                    "in_transit",
+                    _List(IN_TRANSIT),
+                    "The messages in transit, per app channel: one entry per channel with "
+                    "at least one forwarded message (each channel at most once).",
+                ),
+            ),
+            example=lambda: SnapshotOk(
+                in_reply_to=6,
+                complete=True,
+                states={"p1": 1, "p2": 0},
+                in_transit=(InTransit(("p2", "p1"), (1,)),),
             ),
         ),
         MessageSchema(
