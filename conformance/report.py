@@ -129,8 +129,11 @@ def diagram_events(observations: Sequence[Observation]) -> list[Event]:
     for o in observations:
         at = o.index
         delivered_id: int | None = None
-        if o.delivered is not None:
-            c = o.params.get("c")
+        c = o.params.get("c")
+        if o.delivered is not None and not isinstance(c, list | tuple):
+            # a message off the buffers (the observer's request): drawn where it lands
+            events.append(Event("internal", o.node, label=show_msg(o.delivered), step=at))
+        elif o.delivered is not None:
             assert isinstance(c, list | tuple)
             ch = (str(c[0]), str(c[1]))
             q = queues.get(ch, [])
