@@ -223,6 +223,9 @@ class Observation:
     recorded: tuple[Recorded, ...]
     completed: tuple[int, ...]
     network: Network
+    #: why the harness did not perform the step ("" when it did): a variant's judge skips
+    #: a step of the trace that the node's own choices left disabled in the model
+    skipped: str = ""
 
     def describe(self) -> str:
         """One line for humans: ``#3 ReceiveRedLetter p2 -> p1 (marker 1): sent ...``."""
@@ -232,6 +235,8 @@ class Observation:
             else str(self.params.get("p", self.node))
         )
         parts = [f"#{self.index} {self.action} {where}"]
+        if self.skipped:
+            return " ".join(parts) + f": skipped ({self.skipped})"
         if self.delivered is not None:
             parts.append(f"({show_msg(self.delivered)})")
         effects = []

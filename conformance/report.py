@@ -127,6 +127,8 @@ def diagram_events(observations: Sequence[Observation]) -> list[Event]:
     queues: dict[tuple[str, str], list[int]] = {}
     next_id = 0
     for o in observations:
+        if o.skipped:  # not performed: nothing to draw
+            continue
         at = o.index
         delivered_id: int | None = None
         c = o.params.get("c")
@@ -227,6 +229,7 @@ def _obs_json(o: Observation) -> dict[str, object]:
         "new_state": o.new_state,
         "sent": [{"channel": list(s.channel), "msg": _wire(s.msg)} for s in o.sent],
         "completed": list(o.completed),
+        **({"skipped": o.skipped} if o.skipped else {}),
     }
 
 

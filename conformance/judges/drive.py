@@ -57,13 +57,23 @@ from redletter.python_model.state import Local, State
 
 __all__ = [
     "CommandNode",
+    "Expected",
     "InProcessNode",
     "JudgeResult",
     "JudgeRun",
     "NodeSpec",
+    "StepContext",
+    "check_names",
+    "clip",
+    "compare_completed",
+    "compare_recorded",
+    "compare_report",
     "drain_steps",
+    "expected_effects",
     "judge_all",
     "judge_trace",
+    "model_json",
+    "open_transport",
 ]
 
 
@@ -906,3 +916,20 @@ def judge_all(
                 )
                 break
     return JudgeRun(tuple(results), len(traces), stopped)
+
+
+# --------------------------------------------------------------------------- shared
+# --- shared with the variants' judges ---
+# The comparisons of one step's records and completions, and of a final report, with
+# ChandyLamport's state: a variant whose state has ChandyLamport's as a part (lazy red
+# letters: ``LazyState.cl()``) judges that part with these, and so says the same words.
+
+Expected = _Expected  #: what one step must record and complete (and put on the wire)
+StepContext = _Ctx  #: the model states around one step and its observation
+expected_effects = _expected
+check_names = _check_names
+compare_recorded = _compare_recorded
+compare_completed = _compare_completed
+compare_report = _compare_report
+model_json = _json
+clip = _clip

@@ -208,6 +208,62 @@ states by node, the forwarded messages per channel: the spec's `Snapshot(k)`);
 every other node answers `report_ok` with the state it saved (null if none), no
 `channels` (`{}`), and `complete` true once it holds the token (its part is done).
 """
+# --- lazy ---
+_LAZY = """
+## The lazy algorithm (`init.algorithm` = `lazy`): lazy red letters
+
+spec/LazyChandyLamport.tla, after the pseudo-code of seeds/002: "send one Marker along
+c after p records its state and before p sends further messages along c".  The wire
+messages are Chandy–Lamport's (`app`, `marker`) and the requests are the same, plus
+`idle`; what changes is *when* a node may send its markers.
+
+What a lazy node does, per snapshot k:
+
+- **turning red** (on `start_snapshot` k, or on the first marker of k) it records its
+  local state (`record_state`) in that same step, and from then on **owes** one marker of
+  k on each of its output channels (`TurnRedLazily`; it need not send any yet);
+- it may **pay** an owed marker (put it on its channel) in the reply to **any** step,
+  an `idle` turn included (`PayRedLetter(c, k)`), once per channel and snapshot;
+- it **must** pay the marker owed on `[self, to]` before the app message of an
+  `app_send` to `to`, in the same reply, earlier in `sent` (`MaySend(c)`: a channel
+  that owes a marker takes no app message);
+- a channel it never sends on again must still get its marker: the node pays it on an
+  `idle` turn (`RedLetterFairness`);
+- input channels are recorded, closed and completed exactly as in Chandy–Lamport.
+
+Sending every marker in the step that turns the node red (EWD 864's rule) is one of
+the lazy schedules, and passes.
+
+| request | the spec's actions, in this order |
+|---|---|
+| `start_snapshot` | `StartSnapshot(p, k)`, then a `PayRedLetter` per marker in `sent` |
+| `deliver` of a marker | `ReceiveRedLetter(c)`, then the `PayRedLetter`s |
+| `deliver` of an app message | `ReceiveApp(c)`, then the `PayRedLetter`s |
+| `app_internal` | `InternalEvent(p)`, then the `PayRedLetter`s |
+| `app_send` to `to` | `sent` in order: a marker is a `PayRedLetter`, the app message `SendApp` |
+| `idle` | a `PayRedLetter` per marker in `sent` |
+
+`SendApp([self, to], m)` is allowed only when `MaySend([self, to])` holds at that point
+of `sent`; the debts a machine pays after turning red are created by the first action
+of the step; a schedule's `SendRedLetter(c, k)` is an `idle` turn of c's source.
+
+Reading the markers after the main action loses nothing: a marker goes on one of the
+node's output channels, the main action touches only its input channel and its own
+state, and steps on different channels commute.
+
+What the judge (`conformance/judges/lazy.py`) calls a failure: a marker the node does
+not owe (before turning red, or a second one: `RedLetterInvariant`, Lemma 0); an app
+message ahead of the marker owed on its channel (Lemma 0: the bug of
+MCLazyLateRedLetterFailure); a marker still owed after the harness has delivered
+everything and given every node 3 `idle` turns in a row with nothing else to do
+(`SnapshotsComplete` under `RedLetterFairness`: the bug of MCLazyUnpaidFailure); and
+every recording or completion that differs from the model's, as for Chandy–Lamport.
+The reference node is `python -m redletter.conformance.nodes.lazy` (it pays before the
+next send on a channel, or on an idle turn); `python -m redletter.conformance.nodes.lazy
+NAME` runs `eager` or one of the mutants `SendAnyway`, `NeverPays`,
+`RecordsWhenPaying`, `PaysTwice`.
+"""
+# --- end lazy ---
 
 
 def render_markdown() -> str:
@@ -249,6 +305,8 @@ def render_markdown() -> str:
     out.append("### Error codes\n\n| code | meaning |\n|---|---|\n")
     for code, meaning in ERROR_CODES.items():
         out.append(f"| `{code}` | {meaning} |\n")
+    # --- the variants' sections (one block each) ---
+    out.append(_LAZY)  # --- lazy ---
     out.append(_OBSERVER)  # --- observer ---
     out.append("\n" + BARRIER_SECTION)  # --- barrier ---
     return "".join(out)
