@@ -38,8 +38,9 @@ buffer owes is the node's part of the step), and skipped otherwise (the observat
 says why), so any subsequence of a trace is a schedule.
 
 After the schedule (``drain=True``) the harness delivers everything in flight, FIFO,
-and gives every machine that still owes a red letter an ``idle`` turn, until nothing
-changes for :data:`IDLE_PATIENCE` rounds of idle turns in a row.  A started snapshot
+and, when nothing is left to deliver, gives every machine an ``idle`` turn (one that
+owes nothing must send nothing), until nothing changes for :data:`IDLE_PATIENCE` rounds
+of idle turns in a row.  A started snapshot
 that is then incomplete because a red letter is still owed is a ``fail``: the node
 breaks ``SnapshotsComplete`` under ``RedLetterFairness`` (MCLazyUnpaidFailure's
 counterexample).
@@ -338,6 +339,7 @@ def _plan(m: _Model, s: LazyState, step: Step, msg_id: int) -> _Planned:
                     new_state=new,
                 )
             i = _int(ps.get("i", 1), step)
+            shown = {"c": [src, dst], "i": i}
             kind = RECEIVE_APP if action == "ReceiveApp" else RECEIVE_RED_LETTER
             t = m.succ(s, kind, (ci, i))
             if t is None or i != 1:
@@ -643,8 +645,9 @@ class _Run:
             self.on_step(obs)
 
     def drain(self) -> Divergence | None:
-        """Deliver everything (FIFO) and give idle turns to the machines that owe red
-        letters, until :data:`IDLE_PATIENCE` rounds of idle turns change nothing."""
+        """Deliver everything (FIFO); when nothing is deliverable, an idle turn for every
+        machine; until nothing is owed and a round changes nothing, or
+        :data:`IDLE_PATIENCE` rounds of idle turns in a row change nothing."""
         m, cfg = self.m, self.m.cfg
         quiet = 0
         while len(self.executed) < _DRAIN_LIMIT:
