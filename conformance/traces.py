@@ -31,11 +31,11 @@ import random
 import re
 import tempfile
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeVar
 
 from frozendict import frozendict
 
@@ -69,6 +69,7 @@ __all__ = [
     "edge_tours",
     "generate",
     "goal_traces",
+    "load_carried",
     "model_of",
     "model_source",
     "random_token_model",
@@ -89,6 +90,7 @@ Step: TypeAlias = tuple[str, Params]
 """One step of a schedule: ``(action, params)``."""
 
 FORMAT: Final = "redletter-conformance-trace/1"
+T = TypeVar("T")
 
 
 def make_step(action: str, params: Mapping[str, object]) -> Step:
@@ -133,11 +135,14 @@ def model_source(model: str, spec_dir: Path) -> tuple[str, str]:
 MODEL_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
 
 
-@lru_cache(maxsize=64)
-def _load_source(model: str, tla: str, cfg: str) -> ModelConfig:
-    """The model of a trace, from the texts it carries.  The model's name becomes a
-    file name in a temporary directory, so it must be a module name (an
-    identifier), never a path: a trace cannot write outside that directory."""
+def load_carried(
+    model: str, tla: str, cfg: str, loader: Callable[[str, Path], T], *, what: str = "valid"
+) -> T:
+    """A model from the texts a trace carries, read by ``loader`` (any spec family's:
+    ``load_model``, a variant's).  The model's name becomes a file name in a temporary
+    directory, so it must be a module name (an identifier), never a path: a trace
+    cannot write outside that directory.  An invalid model names the trace's field,
+    not the temporary file (``the model the trace carries is not {what}: ...``)."""
     if not MODEL_NAME.fullmatch(model):
         raise InputError(
             f"#meta.model must be a model name (letters, digits and _), never a path;"
@@ -149,15 +154,20 @@ def _load_source(model: str, tla: str, cfg: str) -> ModelConfig:
         (d / f"{model}.tla").write_bytes(tla.encode("utf-8", "surrogatepass"))
         (d / f"{model}.cfg").write_bytes(cfg.encode("utf-8", "surrogatepass"))
         try:
-            return load_model(model, d)
+            return loader(model, d)
         except InputError as exc:
-            # Name the field of the trace the text came from, not the temporary file.
             text = exc.message
             for suffix, field in ((".tla", "#meta.model_tla"), (".cfg", "#meta.model_cfg")):
                 text = text.replace(f"{d / model}{suffix}", field)
             raise InputError(
-                f"the model the trace carries is not valid: {text}", code=exc.code
+                f"the model the trace carries is not {what}: {text}", code=exc.code
             ) from None
+
+
+@lru_cache(maxsize=64)
+def _load_source(model: str, tla: str, cfg: str) -> ModelConfig:
+    """The Chandy-Lamport model of a trace, from the texts it carries (cached)."""
+    return load_carried(model, tla, cfg, load_model)
 
 
 def model_of(trace: Trace) -> ModelConfig:

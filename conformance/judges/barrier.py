@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -39,10 +38,15 @@ from typing import Final
 
 from redletter.conformance import protocol as p
 from redletter.conformance.driver import Transport, call
-from redletter.conformance.judges.drive import JudgeResult, NodeSpec, open_transport
+from redletter.conformance.judges.drive import (
+    JudgeResult,
+    NodeSpec,
+    after_last_reply,
+    open_transport,
+)
 from redletter.conformance.net import Network, Observation, Topology, show_channel, show_msg
-from redletter.conformance.process import NodeError, NodeProtocolError, NodeTimeout
-from redletter.conformance.traces import MODEL_NAME, Step, Trace, make_step
+from redletter.conformance.process import NodeError, NodeTimeout
+from redletter.conformance.traces import Step, Trace, load_carried, make_step
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
 from redletter.python_model import barrier as bm
@@ -81,16 +85,9 @@ class DataflowTopology(Topology):
 
 def load_trace_model(trace: Trace) -> BarrierConfig:
     """The BarrierSnapshot model a trace carries (loaded from its texts)."""
-    if not MODEL_NAME.fullmatch(trace.model):
-        raise InputError(
-            f"#meta.model must be a model name, never a path; got {trace.model[:80]!r}",
-            code="RL-INPUT-ITF",
-        )
-    with tempfile.TemporaryDirectory(prefix="redletter-model-") as tmp:
-        d = Path(tmp)
-        (d / f"{trace.model}.tla").write_text(trace.model_tla, encoding="utf-8")
-        (d / f"{trace.model}.cfg").write_text(trace.model_cfg, encoding="utf-8")
-        return load_barrier(trace.model, d)
+    return load_carried(
+        trace.model, trace.model_tla, trace.model_cfg, load_barrier, what="a barrier model"
+    )
 
 
 def _spec_cfg(cfg: BarrierConfig) -> BarrierConfig:
@@ -962,8 +959,7 @@ def judge_trace(
     """Drive ``node`` along ``trace`` and judge it online (see the module docstring)."""
     start = time.perf_counter()
     cfg = load_trace_model(trace)
-    logs = log_dir if log_dir is not None else Path.cwd() / "store" / "logs"
-    transport = open_transport(node, cfg.procs, logs)
+    transport = open_transport(node, cfg.procs, log_dir)
     run = _Run(trace, cfg, transport)
     run.on_step = on_step
     scheduled = 0
@@ -1026,12 +1022,9 @@ def judge_trace(
                     div = _compare_report(run, n, i, rep)
                     if div is not None:
                         return result(Verdict.FAIL, divergence=div)
-            after = transport.finish()
-            for n_, line in sorted(after.items()):
-                text = f"node {n_} wrote on stdout after its last reply: {line[:200]}"
-                return result(
-                    Verdict.FAIL, reason=text, node_error=NodeProtocolError(text, node=n_)
-                )
+            late = after_last_reply(transport)
+            if late is not None:
+                return result(Verdict.FAIL, reason=late[0], node_error=late[1])
             s = run.s
             if drain and s.restored == 0:
                 stuck = [

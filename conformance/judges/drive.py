@@ -63,6 +63,7 @@ __all__ = [
     "JudgeRun",
     "NodeSpec",
     "StepContext",
+    "after_last_reply",
     "check_names",
     "clip",
     "compare_completed",
@@ -146,8 +147,10 @@ class CommandNode:
 NodeSpec: TypeAlias = InProcessNode | CommandNode
 
 
-def open_transport(node: NodeSpec, nodes: Sequence[str], log_dir: Path) -> Transport:
-    """Start the nodes of one run (in one sandbox that hides the run's folder)."""
+def open_transport(node: NodeSpec, nodes: Sequence[str], log_dir: Path | None) -> Transport:
+    """Start the nodes of one run (in one sandbox that hides the run's folder; their
+    logs in ``log_dir``, by default ``store/logs`` below the working directory)."""
+    log_dir = log_dir if log_dir is not None else Path.cwd() / "store" / "logs"
     if isinstance(node, InProcessNode):
         return InProcessTransport(NodeHost(node.factory))
     make = ProcessTransport.hosted if node.hosted else ProcessTransport.per_node
@@ -316,6 +319,20 @@ def drain_steps(cfg: ModelConfig, s: State, *, limit: int = 10_000) -> list[Step
             make_step(name, {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()})
         )
     return out
+
+
+def after_last_reply(transport: Transport) -> tuple[str, NodeProtocolError] | None:
+    """The first node (by id) that wrote on stdout after its last reply, when the
+    harness had asked nothing more: the reason in words and the node's error (every
+    judge ends a run with this check); None when none did."""
+    for n, line in sorted(transport.finish().items()):
+        text = (
+            f"node {n} wrote on stdout after its last reply, when the harness had"
+            f" asked nothing more: {_clip(line)}; a node writes exactly one line per"
+            " request, and its logging on stderr"
+        )
+        return text, NodeProtocolError(text + ".", node=n)
+    return None
 
 
 def _acting_node(action: str, params: Mapping[str, object]) -> str:
@@ -756,7 +773,6 @@ def judge_trace(
     for st in extra:
         states.append(step(cfg, states[-1], st[0], st[1]))
     executed = tuple(steps + extra)
-    logs = log_dir if log_dir is not None else Path.cwd() / "store" / "logs"
     observations: list[Observation] = []
 
     def result(verdict: Verdict, **kw: object) -> JudgeResult:
@@ -771,7 +787,7 @@ def judge_trace(
         )
 
     initial = {n: _json(cfg, states[0].local[i]) for i, n in enumerate(cfg.procs)}
-    transport = open_transport(node, cfg.procs, logs)
+    transport = open_transport(node, cfg.procs, log_dir)
     report = transport.sandbox_report
     try:
         with Driver(transport, topo, p.APP_NAMES[cfg.app_module], initial) as d:
@@ -807,19 +823,9 @@ def judge_trace(
                         return result(Verdict.FAIL, divergence=div, sandbox=report)
             # Nothing may follow the last reply: a node that writes on is not
             # speaking the protocol (its extra lines would answer nothing).
-            after = d.transport.finish()
-            for n, line in sorted(after.items()):
-                text = (
-                    f"node {n} wrote on stdout after its last reply, when the harness had"
-                    f" asked nothing more: {_clip(line)}; a node writes exactly one line per"
-                    " request, and its logging on stderr"
-                )
-                return result(
-                    Verdict.FAIL,
-                    reason=text,
-                    node_error=NodeProtocolError(text + ".", node=n),
-                    sandbox=report,
-                )
+            late = after_last_reply(d.transport)
+            if late is not None:
+                return result(Verdict.FAIL, reason=late[0], node_error=late[1], sandbox=report)
             stuck = [
                 kid
                 for ki, kid in enumerate(cfg.snaps)

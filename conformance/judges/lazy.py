@@ -62,8 +62,8 @@ from redletter.conformance.judges.drive import (
     JudgeResult,
     NodeSpec,
     StepContext,
+    after_last_reply,
     check_names,
-    clip,
     compare_completed,
     compare_recorded,
     compare_report,
@@ -741,8 +741,7 @@ def judge_trace(
     if cfg.app_module not in p.APP_NAMES:
         raise InputError(f"model {cfg.name}: no protocol app for {cfg.app_module}")
     topo = Topology(cfg.procs, cfg.chans)
-    logs = log_dir if log_dir is not None else Path.cwd() / "store" / "logs"
-    transport = open_transport(node, cfg.procs, logs)
+    transport = open_transport(node, cfg.procs, log_dir)
     report = transport.sandbox_report
     run = _Run(m, transport, topo, on_step)
     drained = 0
@@ -786,16 +785,9 @@ def judge_trace(
                     div = compare_report(cfg, final.cl(), n, kid, rep)
                     if div is not None:
                         return result(Verdict.FAIL, divergence=div)
-            after = transport.finish()
-            for n, line in sorted(after.items()):
-                text = (
-                    f"node {n} wrote on stdout after its last reply, when the harness had"
-                    f" asked nothing more: {clip(line)}; a node writes exactly one line per"
-                    " request, and its logging on stderr"
-                )
-                return result(
-                    Verdict.FAIL, reason=text, node_error=NodeProtocolError(text + ".", node=n)
-                )
+            late = after_last_reply(transport)
+            if late is not None:
+                return result(Verdict.FAIL, reason=late[0], node_error=late[1])
             stuck = [
                 kid
                 for ki, kid in enumerate(cfg.snaps)

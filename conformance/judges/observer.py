@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import json
 import random
-import tempfile
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
@@ -55,7 +54,13 @@ from typing import Final, TypeAlias
 
 from redletter.conformance import protocol as p
 from redletter.conformance.driver import Transport, call
-from redletter.conformance.judges.drive import JudgeResult, NodeSpec, open_transport
+from redletter.conformance.judges.drive import (
+    JudgeResult,
+    NodeSpec,
+    after_last_reply,
+    clip,
+    open_transport,
+)
 from redletter.conformance.net import Network, Observation, Topology, show_channel, show_msg
 from redletter.conformance.process import (
     NodeError,
@@ -63,7 +68,7 @@ from redletter.conformance.process import (
     NodeProtocolError,
     NodeTimeout,
 )
-from redletter.conformance.traces import Step, Trace, make_step
+from redletter.conformance.traces import Step, Trace, load_carried, make_step
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
 from redletter.python_model.observer import (
@@ -81,7 +86,6 @@ from redletter.python_model.observer import (
 __all__ = ["ALGORITHM", "generate", "judge_trace", "load_trace_model"]
 
 ALGORITHM: Final = "observer"
-_SHOWN: Final = 200
 
 Json: TypeAlias = p.JsonValue
 
@@ -91,19 +95,9 @@ Json: TypeAlias = p.JsonValue
 
 @lru_cache(maxsize=32)
 def _load(model: str, tla: str, cfg: str) -> ObserverEngine:
-    with tempfile.TemporaryDirectory(prefix="redletter-observer-") as tmp:
-        d = Path(tmp)
-        (d / f"{model}.tla").write_text(tla, encoding="utf-8")
-        (d / f"{model}.cfg").write_text(cfg, encoding="utf-8")
-        try:
-            return ObserverEngine(load_observer(model, d))
-        except InputError as exc:
-            text = exc.message
-            for suffix, fld in ((".tla", "#meta.model_tla"), (".cfg", "#meta.model_cfg")):
-                text = text.replace(f"{d / model}{suffix}", fld)
-            raise InputError(
-                f"the model the trace carries is not an observer model: {text}", code=exc.code
-            ) from None
+    return load_carried(
+        model, tla, cfg, lambda n, d: ObserverEngine(load_observer(n, d)), what="an observer model"
+    )
 
 
 def load_trace_model(trace: Trace) -> ObserverEngine:
@@ -248,18 +242,14 @@ def generate(
 # --------------------------------------------------------------------------- explanations
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[:_SHOWN] + f"... ({len(text)} characters)"
-
-
 def _show_json(v: Json) -> str:
-    return _clip("nothing" if v is None else json.dumps(v, sort_keys=True))
+    return clip("nothing" if v is None else json.dumps(v, sort_keys=True))
 
 
 def _show_sent(xs: Sequence[p.Sent]) -> str:
     if not xs:
         return "nothing"
-    return _clip(", ".join(f"{show_msg(x.msg)} on {show_channel(x.channel)}" for x in xs))
+    return clip(", ".join(f"{show_msg(x.msg)} on {show_channel(x.channel)}" for x in xs))
 
 
 def _key(x: p.Sent) -> str:
@@ -865,7 +855,6 @@ def judge_trace(
     cfg = eng.cfg
     if cfg.app.module not in p.APP_NAMES:
         raise InputError(f"model {cfg.name}: no protocol app for {cfg.app.module}")
-    logs = log_dir if log_dir is not None else Path.cwd() / "store" / "logs"
     observations: list[Observation] = []
     executed: list[Step] = []
     skipped: list[str] = []
@@ -877,7 +866,7 @@ def judge_trace(
             note = (
                 f"{len(skipped)} schedule step{'s' if len(skipped) != 1 else ''} not enabled "
                 "in the model state the node's choices led to, skipped: "
-                + _clip(", ".join(skipped))
+                + clip(", ".join(skipped))
             )
             reason = f"{reason}; {note}" if reason else note
         return JudgeResult(
@@ -891,7 +880,7 @@ def judge_trace(
             **kw,  # type: ignore[arg-type]
         )
 
-    transport = open_transport(node, cfg.procs, logs)
+    transport = open_transport(node, cfg.procs, log_dir)
     report = transport.sandbox_report
     run = _Run(eng, transport, eng.init_states()[0])
     topo = Topology(cfg.procs, cfg.chans)
@@ -922,7 +911,7 @@ def judge_trace(
                     observations.append(_obs(run, st[0], st[1], exc.div.node, None, None, (), ()))
                     raise
                 if not done:
-                    skipped.append(f"{st[0]} {_clip(str(dict(st[1])))}")
+                    skipped.append(f"{st[0]} {clip(str(dict(st[1])))}")
                     return False
                 executed.append(st)
                 observations.append(obs)
@@ -967,19 +956,9 @@ def judge_trace(
             for ki in range(len(cfg.snaps)):
                 for n in cfg.procs:
                     _compare_report(run, n, ki, _report(run, n, cfg.snaps[ki]))
-            after = transport.finish()
-            for n, line in sorted(after.items()):
-                text = (
-                    f"node {n} wrote on stdout after its last reply, when the harness had"
-                    f" asked nothing more: {_clip(line)}; a node writes exactly one line per"
-                    " request, and its logging on stderr"
-                )
-                return result(
-                    Verdict.FAIL,
-                    reason=text,
-                    node_error=NodeProtocolError(text + ".", node=n),
-                    sandbox=report,
-                )
+            late = after_last_reply(transport)
+            if late is not None:
+                return result(Verdict.FAIL, reason=late[0], node_error=late[1], sandbox=report)
             stuck = [k for ki, k in enumerate(cfg.snaps) if _in_progress(run.s, ki)]
             if stuck:
                 why = (
