@@ -25,7 +25,7 @@ import json
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import IO, ClassVar
+from typing import IO, ClassVar, NamedTuple
 
 from redletter.conformance import protocol as p
 from redletter.conformance.protocol import JsonValue
@@ -251,6 +251,24 @@ def _error_line(line: str, text: str) -> str:
     except (ValueError, AttributeError):
         src = "unknown"
     return p.encode(p.Envelope(src, p.HARNESS, p.Error(reply_to, None, "bad-request", text)))
+
+
+class Mutant(NamedTuple):
+    """A variant's mutant node: how to build it, and what it breaks (the spec's words)."""
+
+    factory: NodeFactory
+    breaks: str
+
+
+def serve_choice(program: str, nodes: Mapping[str, NodeFactory], argv: list[str] | None) -> None:
+    """The ``__main__`` of a module of nodes: serve the node named by the one argument
+    (the first of ``nodes`` when there is none); a usage line and exit 5 otherwise."""
+    args = sys.argv[1:] if argv is None else argv
+    name = args[0] if len(args) == 1 else next(iter(nodes)) if not args else ""
+    if name not in nodes:
+        sys.stderr.write(f"usage: python -m {program} [NAME]\nnodes: " + ", ".join(nodes) + "\n")
+        raise SystemExit(5)
+    serve(nodes[name])
 
 
 def serve(factory: NodeFactory) -> None:

@@ -32,13 +32,12 @@ Run it as ``python -m redletter.conformance.nodes.barrier [MUTANT]``.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Final
 
 from redletter.conformance import protocol as p
-from redletter.conformance.node import NodeFailure, SnapshotNode, serve
+from redletter.conformance.node import Mutant, NodeFailure, SnapshotNode, serve_choice
 from redletter.conformance.protocol import JsonValue
 
 __all__ = [
@@ -343,28 +342,28 @@ class KeepsState(BarrierReferenceNode):
 
 
 #: name -> (factory, what it breaks)
-MUTANTS: Final[Mapping[str, tuple[Callable[[p.Init], SnapshotNode], str]]] = {
-    "NeverBlocked": (
+MUTANTS: Final[Mapping[str, Mutant]] = {
+    "NeverBlocked": Mutant(
         NeverBlocked,
         "alignment skipped: records after a barrier enter the checkpoint's state and are "
         "applied twice after a restore (ExactlyOnceAfterRestore, ConsistentCut)",
     ),
-    "Forgotten": (
+    "Forgotten": Mutant(
         Forgotten,
         "unaligned: the records a barrier overtakes are not stored and are lost after a "
         "restore (ExactlyOnceAfterRestore)",
     ),
-    "NoLogging": (
+    "NoLogging": Mutant(
         NoLogging,
         "cyclic: back-edge records are not logged and are lost after a restore "
         "(ExactlyOnceAfterRestore)",
     ),
-    "NoRewind": (
+    "NoRewind": Mutant(
         NoRewind,
         "restore: a source does not rewind to its recorded position; records are lost "
         "(ExactlyOnceAfterRestore)",
     ),
-    "KeepsState": (
+    "KeepsState": Mutant(
         KeepsState,
         "restore: an operator keeps its current state; records are applied twice "
         "(ExactlyOnceAfterRestore)",
@@ -374,13 +373,8 @@ MUTANTS: Final[Mapping[str, tuple[Callable[[p.Init], SnapshotNode], str]]] = {
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m redletter.conformance.nodes.barrier [MUTANT]``."""
-    args = sys.argv[1:] if argv is None else argv
-    if not args:
-        serve(BarrierReferenceNode)
-    if len(args) != 1 or args[0] not in MUTANTS:
-        sys.stderr.write(f"usage: barrier [{'|'.join(MUTANTS)}]\n")
-        raise SystemExit(2)
-    serve(MUTANTS[args[0]][0])
+    nodes = {"reference": BarrierReferenceNode, **{n: m.factory for n, m in MUTANTS.items()}}
+    serve_choice("redletter.conformance.nodes.barrier", nodes, argv)
 
 
 if __name__ == "__main__":

@@ -32,12 +32,11 @@ name: the reference node; ``eager``: :class:`EagerNode`).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 from redletter.conformance import protocol as p
-from redletter.conformance.node import NodeFactory, serve
+from redletter.conformance.node import Mutant, NodeFactory, serve_choice
 from redletter.conformance.nodes.reference import ReferenceNode
 
 __all__ = [
@@ -185,13 +184,6 @@ class PaysTwice(LazyReferenceNode):
         super().on_idle()
 
 
-class Mutant(NamedTuple):
-    """One mutant: how to build it, and what it breaks (the spec's words)."""
-
-    factory: NodeFactory
-    breaks: str
-
-
 #: The mutants of lazy red letters, by the name of the spec's override where there is
 #: one (MCLazyLateRedLetterFailure binds ``MaySend <- SendAnyway``; MCLazyUnpaidFailure
 #: ``RedLetterFairness <- NoRedLetterFairness``, a node that never pays on idle).
@@ -214,17 +206,8 @@ CORRECT: Mapping[str, NodeFactory] = {"reference": LazyReferenceNode, "eager": E
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the reference node, ``eager``, or mutant ``NAME`` on stdin/stdout."""
-    args = sys.argv[1:] if argv is None else argv
-    name = args[0] if len(args) == 1 else "reference" if not args else ""
-    factory = CORRECT.get(name) or (MUTANTS[name].factory if name in MUTANTS else None)
-    if factory is None:
-        sys.stderr.write(
-            "usage: python -m redletter.conformance.nodes.lazy [NAME]\nnodes: "
-            + ", ".join([*CORRECT, *MUTANTS])
-            + "\n"
-        )
-        raise SystemExit(5)
-    serve(factory)
+    nodes = {**CORRECT, **{n: m.factory for n, m in MUTANTS.items()}}
+    serve_choice("redletter.conformance.nodes.lazy", nodes, argv)
 
 
 if __name__ == "__main__":

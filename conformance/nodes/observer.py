@@ -33,13 +33,17 @@ Run it as ``python -m redletter.conformance.nodes.observer [MUTANT]``.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from redletter.conformance import protocol as p
-from redletter.conformance.node import NodeFactory, NodeFailure, SnapshotNode, msg_type, serve
+from redletter.conformance.node import (
+    Mutant,
+    NodeFailure,
+    SnapshotNode,
+    msg_type,
+    serve_choice,
+)
 from redletter.conformance.protocol import JsonValue
 
 __all__ = [
@@ -345,11 +349,8 @@ class NeverDeclares(ObserverReferenceNode):
         return False
 
 
-class ObserverMutant(NamedTuple):
-    """A mutant: its factory and the property of the spec it breaks."""
-
-    factory: NodeFactory
-    breaks: str
+#: A mutant of the observer algorithm (the one record of every variant's mutants).
+ObserverMutant = Mutant
 
 
 MUTANTS: Mapping[str, ObserverMutant] = {
@@ -365,18 +366,8 @@ MUTANTS: Mapping[str, ObserverMutant] = {
 
 def main(argv: list[str] | None = None) -> None:
     """Serve the reference node, or mutant ``MUTANT`` (the argument), on stdin/stdout."""
-    args = sys.argv[1:] if argv is None else argv
-    if not args:
-        serve(ObserverReferenceNode)
-    if len(args) != 1 or args[0] not in MUTANTS:
-        sys.stderr.write(
-            "usage: python -m redletter.conformance.nodes.observer [MUTANT]\nmutants: "
-            + ", ".join(MUTANTS)
-            + "\n"
-        )
-        raise SystemExit(5)
-    factory: Callable[[p.Init], SnapshotNode] = MUTANTS[args[0]].factory
-    serve(factory)
+    nodes = {"reference": ObserverReferenceNode, **{n: m.factory for n, m in MUTANTS.items()}}
+    serve_choice("redletter.conformance.nodes.observer", nodes, argv)
 
 
 if __name__ == "__main__":
