@@ -42,7 +42,7 @@ from redletter.conformance.process import (
     NodeErrorReply,
     NodeProcess,
     NodeProtocolError,
-    escape_terminal,
+    quote_node_text,
 )
 from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
 from redletter.errors import InputError
@@ -59,9 +59,10 @@ class Transport(Protocol):
     def fail(self, node: str, cls: type[NodeError], what: str) -> NodeError:
         """The error to raise for a misbehaving node (ends that node's process)."""
 
-    def finish(self) -> dict[str, str]:
-        """End every node after its last reply; per node, the first line it wrote
-        after its last reply (none: not in the result)."""
+    def finish(self) -> dict[str, str | NodeError]:
+        """End every node after its last reply; per node that did not end as the
+        protocol says (none: not in the result), the first line it wrote after its
+        last reply, else the error of its exit (a status other than 0, a signal)."""
 
     def close(self, *, urgent: bool = False) -> None:
         """Stop every node (``urgent``: kill at once, e.g. on Ctrl-C)."""
@@ -86,14 +87,14 @@ class InProcessTransport:
         except Exception as exc:  # the node's code failed: a verdict about the node
             raise NodeCrashed(
                 f"node {node} raised {type(exc).__name__} on {body.type} (msg_id "
-                f"{body.msg_id}): {escape_terminal(str(exc))[:200]}.",
+                f"{body.msg_id}): {quote_node_text(str(exc))}.",
                 node=node,
             ) from exc
 
     def fail(self, node: str, cls: type[NodeError], what: str) -> NodeError:
         return cls(f"{what}.", node=node)
 
-    def finish(self) -> dict[str, str]:
+    def finish(self) -> dict[str, str | NodeError]:
         self.host.nodes.clear()
         return {}
 
@@ -190,12 +191,12 @@ class ProcessTransport:
     def fail(self, node: str, cls: type[NodeError], what: str) -> NodeError:
         return self.routes[node].failure(cls, what)
 
-    def finish(self) -> dict[str, str]:
-        out: dict[str, str] = {}
+    def finish(self) -> dict[str, str | NodeError]:
+        out: dict[str, str | NodeError] = {}
         for proc in self._procs():
-            extra = proc.finish()
-            if extra is not None:
-                out[proc.name] = extra
+            ending = proc.finish()
+            if ending is not None:
+                out[proc.name] = ending
         return out
 
     def close(self, *, urgent: bool = False) -> None:
@@ -219,7 +220,7 @@ def call(transport: Transport, node: str, body: p.Request, expected: type[R]) ->
         raise transport.fail(
             node,
             NodeErrorReply,
-            f"node {node} answered {what} with error {reply.code}: {reply.text}",
+            f"node {node} answered {what} with error {reply.code}: {quote_node_text(reply.text)}",
         )
     raise transport.fail(
         node,

@@ -51,7 +51,7 @@ from typing import Final, TypeAlias, cast
 
 from redletter.conformance import protocol as p
 from redletter.errors import InputError
-from redletter.untrusted import decode_utf8, loads
+from redletter.untrusted import MAX_LOG_BYTES, decode_utf8, loads, read_input
 
 __all__ = [
     "ACTIONS",
@@ -62,6 +62,7 @@ __all__ = [
     "parse_line",
     "parse_log",
     "read_log",
+    "read_log_bytes",
 ]
 
 EVENTS: Final = (
@@ -250,15 +251,15 @@ def parse_log(data: str | bytes, *, path: str = "<log>") -> list[LogEvent]:
     return out
 
 
+def read_log_bytes(path: Path) -> bytes:
+    """The bytes of one log file: a regular file of at most
+    :data:`~redletter.untrusted.MAX_LOG_BYTES` (else an :class:`InputError`)."""
+    return read_input(path, code=CODE, limit=MAX_LOG_BYTES, what="the log")
+
+
 def read_log(path: Path) -> list[LogEvent]:
     """Read and parse one log file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the log: {exc.strerror}", code=CODE, path=str(path)
-        ) from None
-    return parse_log(data, path=str(path))
+    return parse_log(read_log_bytes(path), path=str(path))
 
 
 def merge_logs(logs: Sequence[Sequence[LogEvent]]) -> list[LogEvent]:

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from redletter.conformance.eventlog import LogEvent, read_log
+from redletter.conformance.eventlog import LogEvent, parse_log, read_log_bytes
 from redletter.errors import InputError
 
 __all__ = ["CODE_CLOCK", "CODE_LOST", "check_logs", "read_logs"]
@@ -49,10 +49,11 @@ def read_logs(paths: Sequence[Path]) -> list[list[LogEvent]]:
     """Read and parse each log; a last line cut short is ``RL-INPUT-LOG-LOST``."""
     logs: list[list[LogEvent]] = []
     for path in paths:
+        data = read_log_bytes(path)
         try:
-            logs.append(read_log(path))
+            logs.append(parse_log(data, path=str(path)))
         except InputError as exc:
-            cut = _cut_line(path)
+            cut = _cut_line(data)
             if cut is None or exc.line != cut:
                 raise
             said = exc.message.removeprefix(f"{exc.path}:{exc.line}: ")
@@ -66,12 +67,8 @@ def read_logs(paths: Sequence[Path]) -> list[list[LogEvent]]:
     return logs
 
 
-def _cut_line(path: Path) -> int | None:
-    """The number of the last line when the file does not end with a newline."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
+def _cut_line(data: bytes) -> int | None:
+    """The number of the last line when the log does not end with a newline."""
     if not data or data.endswith(b"\n"):
         return None
     return data.count(b"\n") + 1

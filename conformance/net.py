@@ -32,7 +32,7 @@ from redletter.conformance.protocol import (
     StreamRecord,
     WireMsg,
 )
-from redletter.errors import Exit, InputError, RedletterError
+from redletter.errors import Exit, InputError, RedletterError, escape_terminal
 
 
 class ChannelViolation(RedletterError):
@@ -181,8 +181,10 @@ class Network:
         for s in sent:
             if s.channel[0] != sender or s.channel not in queues:
                 outs = ", ".join(show_channel(c) for c in self.topology.out_channels(sender))
+                # The channel and message are the node's words: quoted on one line.
+                said = f"{show_msg(s.msg)} on channel {show_channel(s.channel)}"
                 raise ChannelViolation(
-                    f"node {sender} put {show_msg(s.msg)} on channel {show_channel(s.channel)}, "
+                    f"node {sender} put {escape_terminal(said, newlines=True)}, "
                     f"which is not one of its output channels ({outs})"
                 )
             queues[s.channel] = (*queues[s.channel], s.msg)

@@ -43,19 +43,21 @@ from pathlib import Path
 from typing import Final
 
 from redletter.conformance.protocol import Envelope, Request, decode, encode
-from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
+from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport, describe_bytes
 
 __all__ = [
     "Limits",
     "NodeCrashed",
     "NodeError",
     "NodeErrorReply",
+    "NodeOutOfMemory",
     "NodeOutputLimit",
     "NodeProcess",
     "NodeProtocolError",
     "NodeTimeout",
     "describe_status",
     "escape_terminal",
+    "quote_node_text",
 ]
 from redletter.errors import Exit, InputError, RedletterError, escape_terminal
 
@@ -133,6 +135,14 @@ class NodeErrorReply(NodeError):
     """The node answered a request with an ``error`` body."""
 
     code = "RL-NODE-ERROR"
+
+
+class NodeOutOfMemory(NodeError):
+    """The kernel's OOM killer stopped the node (or a process of its run): it used
+    more memory than the sandbox allows.  A verdict, whatever the harness was
+    waiting for when it noticed (a reply, or the node's exit)."""
+
+    code = "RL-NODE-MEMORY"
 
 
 def describe_status(returncode: int | None) -> str:
@@ -288,7 +298,7 @@ class NodeProcess:
             if not chunk:
                 if buf.strip():
                     text = buf.decode("utf-8", "replace")
-                    tail.append(_clip(text))
+                    tail.append(quote_node_text(text))
                     put((_LINE, text))
                 put((_EOF, ""))
                 return
@@ -315,7 +325,7 @@ class NodeProcess:
                         return
                     if raw.strip():
                         text = raw.decode("utf-8", "replace")
-                        tail.append(_clip(text))
+                        tail.append(quote_node_text(text))
                         put((_LINE, text))
             if len(buf) > limits.max_line:
                 tail.append(self._clip_long(buf))
@@ -400,7 +410,7 @@ class NodeProcess:
                 raise self._fail(
                     NodeProtocolError,
                     f"node {self.name} answered {what} with {_a(rbody.type)} message that is "
-                    f"not its reply (in_reply_to must be {body.msg_id}): {_clip(line)}",
+                    f"not its reply (in_reply_to must be {body.msg_id}): {quote_node_text(line)}",
                 )
             return reply
 
@@ -453,10 +463,13 @@ class NodeProcess:
                 f"in all (flood) while the harness waited for the reply to {what}",
             )
 
-    def finish(self) -> str | None:
-        """End the node after its last reply: close its stdin, give it the grace
-        period to exit, and return the first line it wrote after its last reply
-        (``None`` if it wrote none).  The node is closed afterwards."""
+    def finish(self) -> str | NodeError | None:
+        """End the node after its last reply: close its stdin and give it the grace
+        period to exit.  Returns the first line it wrote after its last reply; else,
+        when it ended on its own other than as the protocol says (status 0), the
+        error to raise (its status or signal, the OOM killer, its last lines); else
+        ``None``.  A node still running after the grace period is stopped and not
+        blamed (a loaded machine may be slow).  The node is closed afterwards."""
         if self._failed is not None or self._closed:
             self.close()
             return None
@@ -464,6 +477,7 @@ class NodeProcess:
             os.close(self._stdin_fd)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=self.limits.grace)
+        ended = self._proc.poll()  # before the harness stops it: None if still running
         self._terminate()
         self._reader.join(timeout=self.limits.grace)
         extra: str | None = None
@@ -478,8 +492,15 @@ class NodeProcess:
             if kind in (_TOO_LONG, _FLOOD):
                 extra = "(" + ("a line too long" if kind == _TOO_LONG else "a flood") + ")"
                 break
+        error: NodeError | None = None
+        if extra is None and ended is not None and ended != 0:
+            error = self._fail(
+                NodeCrashed,
+                f"node {self.name} {describe_status(ended)} at the end of its input; a node"
+                " exits with status 0 when its input ends (docs/protocol.md, Lifecycle)",
+            )
         self.close()
-        return extra
+        return extra if extra is not None else error
 
     # -- failures ------------------------------------------------------------
 
@@ -511,10 +532,23 @@ class NodeProcess:
         how = describe_status(status)
         if self._sigterm_ignored is not None:
             how += f" after ignoring SIGTERM for {self._sigterm_ignored:g} s"
-        if status == -signal.SIGKILL and self.sandbox.oom_killed():
+        if self.sandbox.oom_killed():
+            # Whatever the harness noticed (no reply, a timeout, an exit), the
+            # memory limit is why: a verdict about the node, never unknown.
             limit = self.sandbox.policy.memory
             shown = f"{limit >> 20} MiB" if limit is not None else "its"
-            how += f" (the run reached its memory limit of {shown}: the kernel's OOM killer)"
+            allows = f"--memory {describe_bytes(limit)}" if limit is not None else "--memory"
+            if status == -signal.SIGKILL:
+                who, used = f"node {self.name}", "it used"
+                how += f" (the run reached its memory limit of {shown}: the kernel's OOM killer)"
+            else:
+                who = f"a process of the run of node {self.name}"
+                used = "the run's processes used"
+            cls = NodeOutOfMemory
+            what = (
+                f"the kernel's OOM killer stopped {who}: {used} more memory than the sandbox"
+                f" allows ({allows}, for every node of the run together); {what}"
+            )
         stdout_tail = tuple(self._stdout_tail)
         stderr_tail = self.stderr_tail()
         message = "\n".join(
@@ -541,7 +575,7 @@ class NodeProcess:
         """The last lines the node wrote on stderr."""
         data = bytes(self._stderr_tail)
         lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
-        return tuple(_clip(ln) for ln in lines[-self.limits.tail_lines :])
+        return tuple(quote_node_text(ln) for ln in lines[-self.limits.tail_lines :])
 
     # -- ending --------------------------------------------------------------
 
@@ -624,8 +658,12 @@ def _a(word: str) -> str:
     return ("an " if word[:1] in "aeiou" else "a ") + word
 
 
-def _clip(text: str) -> str:
-    text = escape_terminal(text.rstrip("\r\n"))
+def quote_node_text(text: str) -> str:
+    """Text a node gave (a line of its output, an error reply's text), as the kit
+    quotes it: on one line (newlines and every control character escaped, so it can
+    neither drive the terminal nor start a line of its own, e.g. a fake verdict)
+    and at most :data:`TAIL_WIDTH` characters."""
+    text = escape_terminal(text.rstrip("\r\n"), newlines=True)
     return text if len(text) <= TAIL_WIDTH else text[:TAIL_WIDTH] + f"... ({len(text)} characters)"
 
 

@@ -42,6 +42,9 @@ exit 3).  ``mode="off"`` keeps only the limits, the subreaper and the lifetime.
 The program is started by a small init written in Python with the standard
 library only (``sandbox_init.py``, run with ``python -I -S``): no
 ``preexec_fn`` in the kit (it is unsafe with threads and swallowed Ctrl-C).
+Its configuration (host paths among it) reaches it on an inherited descriptor,
+never on its command line, which every process of the sandbox can read in
+``/proc/1/cmdline``.
 """
 
 from __future__ import annotations
@@ -81,6 +84,9 @@ __all__ = [
 ]
 
 INIT_SCRIPT: Final = Path(__file__).resolve().parent / "sandbox_init.py"
+#: The variable naming the descriptor the init reads its configuration from (the
+#: same name in sandbox_init.py, which imports nothing of the kit).
+CONFIG_FD_ENV: Final = "REDLETTER_SANDBOX_CONFIG_FD"
 MODES: Final = ("auto", "strict", "off")
 Mode = Literal["auto", "strict", "off"]
 Network = Literal["none", "loopback"]
@@ -426,9 +432,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
+#: Temporary directories the kit names ``<prefix><pid>-...``: a sandbox's and a COS 418
+#: workspace's; those of kits that died are removed by :func:`cleanup_stale`.
+STALE_PREFIXES: Final = (_PREFIX, "redletter-cos418-")
+
+
 def _owner_pid(name: str) -> int | None:
-    m = re.match(re.escape(_PREFIX) + r"(\d+)-", name)
-    return int(m.group(1)) if m else None
+    for prefix in STALE_PREFIXES:
+        m = re.match(re.escape(prefix) + r"(\d+)-", name)
+        if m:
+            return int(m.group(1))
+    return None
 
 
 def cleanup_stale() -> list[str]:
@@ -599,13 +613,18 @@ class Launch:
     workdir: Path  #: the program's working directory when there is no private view
     _status_r: int
     _status_w: int
+    _config: int = -1  #: the descriptor holding the init's configuration
     layers: dict[str, str] = field(default_factory=dict)
 
     def spawned(self) -> None:
-        """Call once the process exists: the harness lets go of the status pipe's write end."""
+        """Call once the process exists: the harness lets go of the status pipe's
+        write end and of the configuration's descriptor."""
         if self._status_w >= 0:
             os.close(self._status_w)
             self._status_w = -1
+        if self._config >= 0:
+            os.close(self._config)
+            self._config = -1
 
     def abandon(self) -> None:
         """The process could not be started: close the status pipe."""
@@ -881,6 +900,7 @@ class Sandbox:
         home: bool = False,
         shared: Sequence[Path] = (),
         cwd: Path | None = None,
+        extra_fds: Sequence[int] = (),
     ) -> Launch:
         """Prepare to start ``argv`` (absolute program path) in this sandbox.
 
@@ -921,6 +941,7 @@ class Sandbox:
             "chdir": str(cwd) if cwd is not None else None,
             "home": home,
             "rlimits": {k: list(v) for k, v in pol.rlimits().items()},
+            "extra_fds": list(extra_fds),
         }
         if not off:
             hidden = [Path(os.path.abspath(h)) for h in (*pol.hide, *hide)]
@@ -960,16 +981,20 @@ class Sandbox:
                     "hostname": "redletter\n",
                 },
             }
-        argv0 = [sys.executable, "-I", "-S", "-B", str(INIT_SCRIPT), json.dumps(cfg)]
+        # The configuration goes on a descriptor, not on the command line: the init is
+        # PID 1 of the sandbox, and /proc/1/cmdline is readable by every process in it.
+        config = _config_fd(json.dumps(cfg).encode())
+        argv0 = [sys.executable, "-I", "-S", "-B", str(INIT_SCRIPT)]
         return Launch(
             argv0,
-            (w,),
-            {"LANG": "C.UTF-8"},
+            (w, config, *extra_fds),
+            {"LANG": "C.UTF-8", CONFIG_FD_ENV: str(config)},
             self,
             argv[0] if argv else "(holder)",
             workdir,
             r,
             w,
+            config,
         )
 
     def adopt(self, proc: subprocess.Popen[bytes] | int) -> None:
@@ -995,6 +1020,7 @@ class Sandbox:
         shared: Sequence[Path] = (),
         cwd: Path | None = None,
         home: bool = True,
+        extra_fds: Sequence[int] = (),
     ) -> subprocess.Popen[bytes]:
         """Start ``argv`` in the sandbox (see :meth:`launch`) and wait until it runs."""
         launch = self.launch(
@@ -1007,6 +1033,7 @@ class Sandbox:
             shared=shared,
             cwd=cwd,
             home=home,
+            extra_fds=extra_fds,
         )
         try:
             proc = subprocess.Popen(
@@ -1075,6 +1102,25 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _config_fd(data: bytes) -> int:
+    """A descriptor whose contents are ``data`` (an anonymous memory file where there
+    are such, else an unlinked temporary file), read from its start."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("redletter-sandbox-config", os.MFD_CLOEXEC)
+    else:  # pragma: no cover - every Linux the sandbox runs on has memfd_create
+        with tempfile.TemporaryFile() as f:
+            fd = os.dup(f.fileno())
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _kill_group(pid: int) -> None:

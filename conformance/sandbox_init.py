@@ -1,10 +1,13 @@
 """The sandbox's init: confines one program, then runs it and stands guard.
 
-This file is run as a script (``python -I -S -B sandbox_init.py CONFIG``) by
+This file is run as a script (``python -I -S -B sandbox_init.py``) by
 :mod:`redletter.conformance.sandbox`, never imported by the kit: it uses the
 standard library only, so it starts in a few tens of milliseconds and does not
-depend on the kit's environment.  ``CONFIG`` is one JSON object (see
-``Config`` in sandbox.py).  Written by hand because no library does this from
+depend on the kit's environment.  Its configuration is one JSON object (see
+``Config`` in sandbox.py), read first thing from the inherited descriptor that
+``$REDLETTER_SANDBOX_CONFIG_FD`` names, then closed: never on the command line,
+which the programs in the sandbox could read in ``/proc/1/cmdline`` (the init is
+their PID 1).  Written by hand because no library does this from
 Python without a compiled helper: bubblewrap and nsjail are not on the
 registries the kit may use, and ``unshare(1)`` cannot forward signals, report
 which layer failed, or tie the sandbox to the harness's life.
@@ -435,12 +438,26 @@ def program(
         env = dict(cfg.get("env", {}))
         if cfg.get("home"):
             env["HOME"] = env["TMPDIR"] = home
+        # The harness's own descriptors for the program (a result pipe, say)
+        # become 3, 4, ... in order; everything else above 2 is closed.
+        extra = [int(fd) for fd in cfg.get("extra_fds", [])]
+        first = 3 + len(extra)
+        if extra:
+            high = max([first, *extra, status_fd]) + 1
+            if status_fd >= 0:
+                moved_status = fcntl.fcntl(status_fd, fcntl.F_DUPFD_CLOEXEC, high)
+                os.close(status_fd)
+                status_fd = moved_status
+            moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, high) for fd in extra]
+            for i, fd in enumerate(moved):
+                os.dup2(fd, 3 + i, inheritable=True)
+                os.close(fd)
         if status_fd >= 0:
             fcntl.fcntl(status_fd, fcntl.F_SETFD, fcntl.FD_CLOEXEC)
-            os.closerange(3, status_fd)
+            os.closerange(first, status_fd)
             os.closerange(status_fd + 1, 65536)
         else:
-            os.closerange(3, 65536)
+            os.closerange(first, 65536)
         argv = cfg["argv"]
         os.execve(argv[0], argv, env)
     except (OSError, Refused, ValueError) as exc:
@@ -552,9 +569,29 @@ def bind(root: str, src: str, *, writable: bool) -> None:
     mount(None, dst, None, flags)
 
 
+CONFIG_FD_ENV = "REDLETTER_SANDBOX_CONFIG_FD"  #: CONFIG_FD_ENV of sandbox.py
+
+
+def read_config() -> Config:
+    """The configuration, from the descriptor the kit passed (closed after)."""
+    fd = int(os.environ.pop(CONFIG_FD_ENV, "-1"))
+    if fd < 0:
+        sys.exit(f"sandbox_init: no configuration (${CONFIG_FD_ENV} is not set)")
+    data = b""
+    try:
+        while True:
+            chunk = os.pread(fd, 1 << 16, len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    cfg: Config = json.loads(data)
+    return cfg
+
+
 def main() -> None:
-    cfg = json.loads(sys.argv[1])
-    outer(cfg)
+    outer(read_config())
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ from redletter.python_model.itf import (
     trace_to_json,
 )
 from redletter.python_model.state import State, to_tla
+from redletter.untrusted import MAX_TRACE_BYTES, loads, read_input
 
 __all__ = [
     "SCHEDULE_FORMAT",
@@ -261,10 +262,8 @@ def read_schedule(path: Path) -> Trace:
             f"not a redletter variant schedule: {what}", path=str(path), code="RL-INPUT-ITF"
         )
 
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise bad(f"it cannot be read as JSON ({exc})") from None
+    data = read_input(path, code="RL-INPUT-ITF", limit=MAX_TRACE_BYTES, what="the schedule")
+    doc = loads(data, path=str(path), code="RL-INPUT-ITF")
     if not isinstance(doc, dict) or doc.get("kind") != SCHEDULE_FORMAT:
         raise bad(f'"kind" must be {SCHEDULE_FORMAT!r}')
     texts: dict[str, str] = {}

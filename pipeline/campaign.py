@@ -35,6 +35,7 @@ import importlib
 import json
 import math
 import os
+import stat
 import time
 import uuid
 import zlib
@@ -49,6 +50,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
 from redletter.errors import InputError
 from redletter.pipeline import schemas
+from redletter.untrusted import check_regular
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -91,7 +93,12 @@ def trace_digest(path: str | Path) -> str:
     the runner will say why as a result)."""
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
+        # Non-blocking, and only a regular file: a FIFO named by a trace table
+        # must not hang the campaign (the runner then says why it cannot be read).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        with open(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return "unreadable:not a regular file"
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
     except OSError as exc:
@@ -111,6 +118,8 @@ def discover_traces(source: str | Path) -> tuple[TraceRef, ...]:
     src = Path(source)
     if src.is_dir():
         found = sorted(src.rglob("*" + _ITF_SUFFIX))
+        for p in found:  # a FIFO or a device among them is refused before any is read
+            check_regular(p, code="RL-INPUT-CAMPAIGN", what="the trace")
         refs = tuple(
             TraceRef(str(p.relative_to(src))[: -len(_ITF_SUFFIX)], str(p.resolve())) for p in found
         )

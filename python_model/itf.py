@@ -52,7 +52,7 @@ from redletter.python_model.values import (
     fcn,
     sort_key,
 )
-from redletter.untrusted import loads
+from redletter.untrusted import MAX_TRACE_BYTES, loads, read_input
 
 __all__ = [
     "FrozenJson",
@@ -400,17 +400,13 @@ def read_itf(path: Path) -> ItfTrace:
     """Read an ITF trace file (``*.itf.json``): the one reader of ITF files.
 
     Every problem is an :class:`InputError` (code ``RL-INPUT-ITF``) naming the file
-    and what is wrong: it cannot be read, it is not UTF-8 JSON (with the line), or it
-    is not an ITF trace (with the JSON path of the bad element, as
-    :func:`trace_from_json` names it).
+    and what is wrong: it cannot be read, is not a regular file or is larger than
+    :data:`~redletter.untrusted.MAX_TRACE_BYTES` (:func:`~redletter.untrusted.read_input`),
+    it is not UTF-8 JSON (with the line and column), or it is not an ITF trace (with
+    the JSON path of the bad element, as :func:`trace_from_json` names it).
     """
     where = str(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the trace: {exc.strerror}", code="RL-INPUT-ITF", path=where
-        ) from None
+    data = read_input(path, code="RL-INPUT-ITF", limit=MAX_TRACE_BYTES, what="the trace")
     doc = loads(data, path=where, code="RL-INPUT-ITF")
     try:
         return trace_from_json(doc)

@@ -1,5 +1,5 @@
 """``python -m redletter`` is the ``redletter`` command."""
 
-from redletter.cli import main
+from redletter.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -21,7 +21,9 @@ one :class:`Result` shape (verdict, explanation, divergence, schedule):
 - :func:`check_log` replays the NDJSON event logs of an implementation that ran by
   itself;
 - :func:`check_outcome` decides whether some FIFO schedule of a COS 418 scenario
-  yields the snapshots a black box recorded.
+  yields the snapshots a black box recorded;
+- :func:`check_package` judges a COS 418 Go package as it is, run exactly as the
+  course's own harness runs it, on a campaign of scenarios.
 
 Heavy engines load on first use only (z3 when goal traces are generated).
 """
@@ -32,6 +34,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from redletter.conformance.adapters.cos418.summary import CheckOptions, PackageCheck
 from redletter.conformance.formats.cos418 import (
     Scenario,
     Snap,
@@ -68,6 +71,7 @@ __all__ = [
     "Verdict",
     "check_log",
     "check_outcome",
+    "check_package",
     "check_trace",
     "command_node",
     "generate_traces",
@@ -163,3 +167,37 @@ def check_outcome(
     events = scenario if isinstance(scenario, Scenario) else read_scenario(Path(scenario))
     recorded = [s if isinstance(s, Snap) else read_snap(Path(s)) for s in snaps]
     return judge_outcome(top, events, recorded)
+
+
+def check_package(
+    package: str | Path,
+    *,
+    scenarios: int = 50,
+    seeds: int = 4,
+    seed: int = 0,
+    race: bool = False,
+    store: str | Path | None = None,
+    export: str | Path | None = None,
+    options: CheckOptions | None = None,
+) -> PackageCheck:
+    """Judge the COS 418 Go package in ``package`` (either dialect of the assignment):
+    build it with the kit's driver, run ``scenarios`` generated scenarios (and its own
+    test_data) under ``seeds`` simulator seeds each, exactly as the course's harness
+    runs a package, judge every run, shrink the first failure and write the run
+    folder into ``store`` (default ``./store``).  ``options`` gives every setting at
+    once (:class:`~redletter.conformance.adapters.cos418.CheckOptions`)."""
+    from dataclasses import replace
+
+    from redletter.conformance.adapters.cos418 import CheckOptions as Options
+    from redletter.conformance.adapters.cos418 import check_package as check
+
+    opts = (
+        options
+        if options is not None
+        else Options(scenarios=scenarios, seeds=seeds, seed=seed, race=race)
+    )
+    if store is not None:
+        opts = replace(opts, store=Path(store))
+    if export is not None:
+        opts = replace(opts, export=Path(export))
+    return check(Path(package), opts)

@@ -70,18 +70,23 @@ class EnvironmentMissing(RedletterError):
 # overrides that reorder what is shown.  Tabs and newlines are kept.
 _UNSAFE: Final = {
     **{c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F)},
+    0x0D: "\\r",
     **{c: f"\\x{c:02x}" for c in range(0x80, 0xA0)},
     **{c: f"\\u{c:04x}" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)},
+    # Line and paragraph separators: some terminals and viewers start a new line.
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
 }
 
 
 def escape_terminal(text: str, *, newlines: bool = False) -> str:
     """``text`` with every character a terminal would act on written as an escape
-    (``\\x1b``), so text from outside (a node's output, a file's contents) can
-    neither move the cursor, clear the screen, nor print a fake verdict above the
-    real one.  With ``newlines``, a newline is escaped too (one line stays one)."""
+    (``\\x1b``, ``\\r``), so text from outside (a node's output, a file's contents)
+    can neither move the cursor, clear the screen, nor print a fake verdict above the
+    real one.  With ``newlines``, a newline is escaped too (``\\n``: one line stays
+    one, so text a node gave, quoted in the kit's own lines, cannot start a line)."""
     out = text.translate(_UNSAFE)
-    return out.replace("\n", "\\x0a") if newlines else out
+    return out.replace("\n", "\\n") if newlines else out
 
 
 def located(message: str, path: str | None, line: int | None) -> str:
@@ -221,10 +226,18 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        f"{_NODE_LOG} and fix the implementation",
        "README.md, section “Judging an implementation”"),
     _E("RL-NODE-CRASH", _FAIL, ("NodeCrashed",),
-       "the node under test exited, or closed its stdout, before replying to a request",
+       "the node under test exited, or closed its stdout, before replying to a request,"
+       " or ended with a status other than 0 (or by a signal) when its input ended",
        f"{_NODE_LOG} for the crash, fix the node, and replay the shrunk trace the"
        " report prints",
        "README.md, section “Judging an implementation”"),
+    _E("RL-NODE-MEMORY", _FAIL, ("NodeOutOfMemory",),
+       "the kernel's OOM killer stopped the node under test (or a process of its run):"
+       " the run used more memory than the sandbox allows (--memory, for every node of"
+       " the run together)",
+       "make the node use less memory (read its log for what it was doing), or, if it"
+       " needs more, raise --memory and run again",
+       "docs/security.md"),
     _E("RL-NODE-PROTOCOL", _FAIL, ("NodeProtocolError",),
        "the node under test wrote a line that is not the expected reply (not JSON, not"
        " a message of the protocol, or a reply to another request)",

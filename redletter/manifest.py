@@ -40,7 +40,7 @@ from typing import Any
 
 from redletter.errors import InputError
 from redletter.tlc import ResultKind, TlcResult
-from redletter.untrusted import loads
+from redletter.untrusted import MAX_SMALL_BYTES, loads, read_input
 
 EXPECT_VALUES = ("success", "safety failure", "liveness failure", "deadlock failure")
 SUITES = ("default", "large")
@@ -315,15 +315,16 @@ def parse_manifest(data: Any, path: Path) -> Manifest:
 
 def load_manifest(path: Path) -> Manifest:
     """Read and validate ``path``; any problem is an :class:`InputError`."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(
+    raw = read_input(
+        path,
+        code="RL-INPUT-MANIFEST",
+        limit=MAX_SMALL_BYTES,
+        what="the manifest",
+        unreadable=lambda exc: (
             f"cannot read the manifest ({exc.strerror or exc}); it lists the models to "
-            f"check and their expected results — create it or run from the project root.",
-            code="RL-INPUT-MANIFEST",
-            path=str(path),
-        ) from exc
+            f"check and their expected results — create it or run from the project root."
+        ),
+    )
     try:
         data = loads(raw, path=str(path), code="RL-INPUT-MANIFEST")
     except InputError as exc:

@@ -13,21 +13,58 @@ line, and must not be made to spend unbounded time or memory:
   converting is quadratic);
 - ``NaN`` and ``Infinity``, which the json module accepts but JSON does not.
 
-Nothing is evaluated: the result is plain JSON values.  On the ground floor: it
-imports nothing of the kit but :mod:`redletter.errors`.
+Nothing is evaluated: the result is plain JSON values.
+
+:func:`read_input` is the one way the kit reads a file a user named (a trace, an
+event log, a COS 418 file, the manifest), and :func:`check_regular` the check it
+makes first, for a file found in a folder the user named: only a regular file is
+read (a FIFO would block the kit for ever, a device may never end; a symlink to
+the user's own file is fine), and never more than a bound of bytes.
+
+On the ground floor: it imports nothing of the kit but :mod:`redletter.errors`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Final
 
 from redletter.errors import InputError
 
-__all__ = ["MAX_DIGITS", "decode_utf8", "loads"]
+__all__ = [
+    "MAX_DIGITS",
+    "MAX_LOG_BYTES",
+    "MAX_SMALL_BYTES",
+    "MAX_TRACE_BYTES",
+    "check_regular",
+    "decode_utf8",
+    "loads",
+    "read_input",
+]
 
 MAX_DIGITS: Final = 4000  #: the longest integer accepted (digits)
+
+_MiB: Final = 1 << 20
+
+# The most the kit reads of one input file.  Generous bounds, far above what a real
+# input holds, that keep a runaway or hostile file from exhausting memory: parsed JSON
+# takes several times its size in Python objects, so a bound of 256 MiB already means
+# a few GiB of memory.
+#: ITF traces (and variants' schedule files): the kit's own are kilobytes to a few
+#: megabytes (every state, and the model's source, in every file).
+MAX_TRACE_BYTES: Final = 256 * _MiB
+#: NDJSON event logs: a few hundred bytes an event, so about a million events.
+MAX_LOG_BYTES: Final = 256 * _MiB
+#: COS 418 ``.top`` / ``.events`` / ``.snap`` files and spec/manifest.json: small
+#: text files written by hand or by a test harness (kilobytes).
+MAX_SMALL_BYTES: Final = 16 * _MiB
+
+_CHUNK: Final = 1 << 20
 
 
 class _Refused(ValueError):
@@ -97,3 +134,121 @@ def loads(
         raise InputError(
             "not JSON the kit accepts: nested too deeply", code=code, path=path, line=first
         ) from None
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular file is (None: it is one)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def _not_regular(kind: str, *, code: str, what: str, path: str) -> InputError:
+    return InputError(
+        f"{what} is {kind}, not a regular file: the kit reads its inputs from regular"
+        " files only (a FIFO or a device could block it for ever); give the file itself",
+        code=code,
+        path=path,
+    )
+
+
+def _show_bytes(n: int) -> str:
+    return f"{n // _MiB} MiB" if n % _MiB == 0 else f"{n} bytes"
+
+
+def _too_large(limit: int, *, code: str, what: str, path: str) -> InputError:
+    return InputError(
+        f"{what} is larger than {_show_bytes(limit)}, the most the kit reads from one such"
+        " file (a bound that keeps a runaway file from exhausting memory); check that it is"
+        " the file you meant, or split it",
+        code=code,
+        path=path,
+    )
+
+
+def _cannot_read(exc: OSError, what: str) -> str:
+    return f"cannot read {what}: {exc.strerror or exc}"
+
+
+def check_regular(path: str | Path, *, code: str, what: str = "the file") -> None:
+    """Refuse ``path`` unless it is a regular file (a symlink is followed), with an
+    :class:`InputError` naming it; for the files of a folder the user named, before
+    any of them is read."""
+    where = str(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise InputError(_cannot_read(exc, what), code=code, path=where) from None
+    kind = _kind(st.st_mode)
+    if kind is not None:
+        raise _not_regular(kind, code=code, what=what, path=where)
+
+
+def read_input(
+    path: str | Path,
+    *,
+    code: str,
+    limit: int,
+    what: str = "the file",
+    unreadable: Callable[[OSError], str] | None = None,
+) -> bytes:
+    """The bytes of a file the user named, or an :class:`InputError` (``code``) naming
+    it: it cannot be opened (``unreadable`` words the message, default ``cannot read
+    WHAT: <reason>``), it is not a regular file (a FIFO, a device, a socket or a
+    directory is refused before anything is read from it: the file is opened
+    non-blocking and checked with fstat), or it is larger than ``limit`` bytes (never
+    more than ``limit + 1`` bytes are read, even of a file that grows)."""
+    where = str(path)
+
+    def failed(exc: OSError) -> InputError:
+        text = unreadable(exc) if unreadable is not None else _cannot_read(exc, what)
+        return InputError(text, code=code, path=where)
+
+    try:
+        # Look before opening: opening a device can have effects of its own.
+        kind = _kind(os.stat(path).st_mode)
+    except OSError as exc:
+        raise failed(exc) from None
+    if kind is not None:
+        raise _not_regular(kind, code=code, what=what, path=where)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise failed(exc) from None
+    try:
+        st = os.fstat(fd)  # what was opened, whatever the path names by now
+        kind = _kind(st.st_mode)
+        if kind is not None:
+            raise _not_regular(kind, code=code, what=what, path=where)
+        if st.st_size > limit:
+            raise _too_large(limit, code=code, what=what, path=where)
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            try:
+                chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            except OSError as exc:
+                raise failed(exc) from None
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise _too_large(limit, code=code, what=what, path=where)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -103,7 +103,9 @@ def _bad_values(kind: str, args: tuple[object, ...], tmp: Path) -> list[str]:
             out.append(str(int(str(maximum)) + 1))
         return out
     if kind == "seconds":
-        zero = bool(args[0])
+        zero, minimum = bool(args[0]), args[1]
+        if minimum is not None:
+            return ["nan", "inf", "-1", "0", "1e-9", str(float(str(minimum)) / 2)]
         return ["nan", "inf", "-1", *([] if zero else ["0"])]
     if kind == "model":
         return ["../spec/MCToken2", "/etc/MCToken2", "MC Token2"]
@@ -180,7 +182,19 @@ def test_messages_word_for_word(capsys: pytest.CaptureFixture[str]) -> None:
     cases = {
         ("conform", "run", "--timeout", "inf", "--node", "x"): (
             "error[RL-INPUT-USAGE]: redletter conform run: Invalid value for '--timeout': "
-            "must be a finite number of seconds, more than 0, got inf"
+            "must be a finite number of seconds, at least 0.1, got inf"
+        ),
+        ("conform", "run", "--timeout", "1e-9", "--node", "x"): (
+            "error[RL-INPUT-USAGE]: redletter conform run: Invalid value for '--timeout': "
+            "must be a finite number of seconds, at least 0.1, got 1e-09"
+        ),
+        ("conform", "replay", "--timeout", "0.05", "t.itf.json", "--node", "x"): (
+            "error[RL-INPUT-USAGE]: redletter conform replay: Invalid value for '--timeout': "
+            "must be a finite number of seconds, at least 0.1, got 0.05"
+        ),
+        ("conform", "run", "--budget", "0", "--node", "x"): (
+            "error[RL-INPUT-USAGE]: redletter conform run: Invalid value for '--budget': "
+            "must be a finite number of seconds, at least 0.1, got 0.0"
         ),
         ("check", "--workers", "-3"): (
             "error[RL-INPUT-USAGE]: redletter check: Invalid value for '--workers': "
@@ -228,4 +242,6 @@ def test_counts_and_seconds_accept_their_bounds() -> None:
             assert fn(0.5) == 0.5
             if args[0]:
                 assert fn(0.0) == 0.0
+            if args[1] is not None:
+                assert fn(args[1]) == args[1]
             assert not math.isnan(fn(1e9))  # type: ignore[arg-type]

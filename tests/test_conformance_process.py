@@ -10,6 +10,7 @@ through the whole harness.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +28,7 @@ from redletter.conformance.process import (
     NodeTimeout,
     describe_status,
 )
-from redletter.conformance.sandbox import Sandbox, SandboxPolicy
+from redletter.conformance.sandbox import INIT_SCRIPT, Sandbox, SandboxPolicy
 from redletter.errors import Exit, InputError
 
 HOSTILE = Path(__file__).resolve().parent / "data" / "conformance" / "hostile"
@@ -319,3 +320,44 @@ def test_the_sandbox_report_names_every_layer(tmp_path: Path) -> None:
     )
     for layer in report.layers:
         assert layer.detail, layer.name
+
+
+def test_the_sandbox_init_shows_no_configuration(tmp_path: Path) -> None:
+    """The init is PID 1 of the sandbox and every program in it can read its command
+    line: the configuration (host paths of the run, the program's environment)
+    reaches it on a descriptor instead.  Descriptors handed to the program still
+    become 3, 4, ..."""
+    active, why = _layer("processes")
+    if not active:
+        pytest.skip(f"the sandbox's processes layer is not active here: {why}")
+    show = (
+        "import os; fds = sorted(int(x) for x in os.listdir('/proc/self/fd'));"
+        " out = os.fdopen(3, 'wb'); out.write(open('/proc/1/cmdline', 'rb').read());"
+        " out.close(); print(fds)"
+    )
+    r, w = os.pipe()
+    secret = tmp_path / "a-host-path-of-the-run"
+    secret.mkdir()
+    with Sandbox(POLICY) as sb:
+        try:
+            proc = sb.popen(
+                [PY, "-c", show],
+                stdout=subprocess.PIPE,
+                env={"SOME_SETTING": "a-value-of-the-config"},
+                writable=[secret],
+                extra_fds=(w,),
+            )
+        finally:
+            os.close(w)
+        out, _ = proc.communicate(timeout=30)
+        with os.fdopen(r, "rb") as f:
+            cmdline = f.read()
+        root = str(sb.root)
+    assert proc.returncode == 0
+    assert cmdline.split(b"\0")[:-1] == [
+        os.fsencode(x) for x in (sys.executable, "-I", "-S", "-B", str(INIT_SCRIPT))
+    ]
+    for text in (root, str(secret), "a-value-of-the-config", "-c"):
+        assert text.encode() not in cmdline
+    # stdin, stdout, stderr, the descriptor handed over, and the one listdir opens
+    assert out.decode().strip() == "[0, 1, 2, 3, 4]"

@@ -232,3 +232,28 @@ def test_explain_a_plain_itf_trace_needs_its_model(
         "redletter explain MODEL --itf TRACE"
     )
     assert _run(["explain", "MCSeed", "--itf", str(plain), "-o", str(tmp_path / "p.html")]) == 0
+
+
+@pytest.mark.parametrize("command", ["diagram", "explain"])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe{}", "1: expected UTF-8 text, got a byte that is not UTF-8 (0xff) at column 1"),
+        (
+            b'{"#meta": {"source": "caf\xc3',
+            "1: expected UTF-8 text, got a byte that is not UTF-8 (0xc3) at column 26",
+        ),
+        (b'{"vars": ["x"],\n "states": [', "2: not JSON: Expecting value (column 13)"),
+        (b"", "1: not JSON: Expecting value (column 1)"),
+    ],
+    ids=["not-utf8", "cut-in-a-character", "cut-short", "empty"],
+)
+def test_a_malformed_trace_file_is_bad_input(
+    command: str, content: bytes, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever bytes the trace holds, diagram and explain say what is wrong with the
+    file and exit 5, as conform replay does (never an internal error)."""
+    path = tmp_path / "t.itf.json"
+    path.write_bytes(content)
+    assert _run([command, "MCSeed", "--itf", str(path), "-o", str(tmp_path / "out")]) == 5
+    assert capsys.readouterr().err.splitlines()[0] == f"error[RL-INPUT-ITF]: {path}:{message}"

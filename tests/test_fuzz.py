@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from redletter.conformance import protocol as p
 from redletter.conformance.eventlog import parse_log
 from redletter.conformance.formats.cos418 import parse_scenario, parse_snap, parse_topology
-from redletter.conformance.judges.run import read_run_document
+from redletter.conformance.judges.rundoc import read_run_document
 from redletter.conformance.traces import generate, read_trace, trace_to_itf
 from redletter.errors import LocatedError, RedletterError
 from redletter.manifest import load_manifest
@@ -211,19 +211,21 @@ def _targets() -> tuple[Target, ...]:
 
 def _run_document() -> bytes:
     doc = {
-        "format": "redletter-cos418-run", "version": 1, "package": "chandy_lamport",
-        "go_version": "go1.22", "seed": 1, "seed_effective": True, "max_ticks": 100,
+        "format": "redletter-cos418-run", "version": 2, "dialect": "servers",
+        "package": "chandy_lamport", "go_version": "go1.22", "request_sha256": "0" * 64,
+        "nonce": "n", "seed": 1, "seed_effective": True,
         "topology": {"servers": [{"id": "N1", "tokens": 5}, {"id": "N2", "tokens": 3}],
                      "links": [{"src": "N1", "dest": "N2"}, {"src": "N2", "dest": "N1"}]},
         "scenario": [{"kind": "send", "src": "N1", "dest": "N2", "tokens": 2},
                      {"kind": "snapshot", "server": "N1"}, {"kind": "tick", "ticks": 3}],
         "outcome": "complete", "error": None, "time": 5, "extra_ticks": 0,
-        "schedule_available": True, "schedule_note": "",
+        "collect": {"stopped": "", "waited_ms": 0, "idle_ticks": 100},
+        "schedule_available": True, "schedule_note": "", "other_records": 0,
         "schedule": [{"phase": "inject", "time": 0, "event_index": 0, "events": [
             {"event": "send", "src": "N1", "dest": "N2", "message": "token", "tokens": 2}]}],
         "snapshots": [{"id": 0, "initiator": "N1", "event_index": 1, "start_time": 0,
-                       "status": "complete", "ended": ["N1", "N2"], "end_time": 4,
-                       "tokens": {"N1": 3, "N2": 3}, "messages": []}],
+                       "status": "collected", "returned_time": 4, "collected_ms": 0,
+                       "returned_id": 0, "tokens": {"N1": 3, "N2": 3}, "messages": []}],
     }  # fmt: skip
     return json.dumps(doc).encode()
 

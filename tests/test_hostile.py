@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -29,10 +30,11 @@ from pathlib import Path
 
 import pytest
 
+from redletter.cli import main
 from redletter.conformance.judges.drive import CommandNode, JudgeResult, judge_all, judge_trace
 from redletter.conformance.process import Limits
 from redletter.conformance.sandbox import Sandbox, SandboxPolicy, cleanup_stale
-from redletter.conformance.traces import Trace, generate
+from redletter.conformance.traces import Trace, generate, write_trace
 from redletter.conformance.verdict import Verdict
 from redletter.project import find_project
 
@@ -115,11 +117,30 @@ CASES: tuple[Case, ...] = (
     Case("terminal escapes", "ansi.py", Verdict.FAIL,
          ("\\x1b[2J\\x1b[H\\x1b[1;32mPASS\\x1b[0m",), code="RL-NODE-PROTOCOL"),
     Case("memory hog", "memory.py", Verdict.FAIL,
-         ("the run reached its memory limit of 256 MiB: the kernel's OOM killer",),
-         needs=("memory",), code="RL-NODE-CRASH"),
+         ("the kernel's OOM killer stopped node p1: it used more memory than the sandbox"
+          " allows (--memory 256 MiB, for every node of the run together); node p1 killed by"
+          " SIGKILL before replying to init (msg_id 1).",
+          "the run reached its memory limit of 256 MiB: the kernel's OOM killer"),
+         needs=("memory",), code="RL-NODE-MEMORY"),
     Case("two nodes over the run's memory together", "hoard.py", Verdict.FAIL,
-         ("the run reached its memory limit of 256 MiB",), args=("160",), needs=("memory",),
-         code="RL-NODE-CRASH"),
+         ("it used more memory than the sandbox allows (--memory 256 MiB, for every node of"
+          " the run together)", "the run reached its memory limit of 256 MiB"),
+         args=("160",), needs=("memory",), code="RL-NODE-MEMORY"),
+    # The OOM killer stops a child, the node hangs: without the OOM killer named, a
+    # timeout (unknown); with it, a fail.
+    Case("a child over the memory limit", "oom_child.py", Verdict.FAIL,
+         ("the kernel's OOM killer stopped a process of the run of node p1: the run's"
+          " processes used more memory than the sandbox allows (--memory 256 MiB, for every"
+          " node of the run together); node p1 did not reply to",),
+         needs=("memory",), code="RL-NODE-MEMORY"),
+    Case("a non-zero exit at the end of input", "bad_exit.py", Verdict.FAIL,
+         ("node p1 exited with status 3 at the end of its input; a node exits with status 0"
+          " when its input ends (docs/protocol.md, Lifecycle).\n", "    | bad_exit: leaving badly"),
+         args=("3",), code="RL-NODE-CRASH"),
+    Case("a segfault at the end of input", "bad_exit.py", Verdict.FAIL,
+         ("node p1 killed by SIGSEGV at the end of its input; a node exits with status 0",
+          "  exit: killed by SIGSEGV\n"),
+         args=("segv",), code="RL-NODE-CRASH"),
     Case("fork bomb", "fork_bomb.py", Verdict.PASS, (), needs=("memory",)),
     Case("CPU spin", "cpu_spin.py", Verdict.FAIL, ("killed by SIGXCPU",),
          limits=Limits(request_timeout=10.0, grace=0.5),
@@ -335,6 +356,32 @@ def test_an_empty_set_of_traces_is_unknown(tmp_path: Path) -> None:
     node = CommandNode((PY, "-m", "redletter.conformance.nodes.reference"), sandbox=POLICY)
     run = judge_all([], node, log_dir=tmp_path / "logs")
     assert run.verdict == Verdict.UNKNOWN and run.stopped == "there was no trace to judge"
+
+
+def test_a_node_cannot_forge_a_verdict_line(
+    trace: Trace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a node says (an error reply's text, its stderr) is quoted on one line:
+    its line breaks are shown as ``\\n``, so it cannot print a line of its own such
+    as a fake ``PASS:`` under the real verdict."""
+    traces = tmp_path / "traces"
+    write_trace(traces / "t.itf.json", trace)
+    node = f"{shlex.quote(PY)} {HOSTILE / 'error_text.py'}"
+    code = main(
+        ["conform", "run", "--traces", str(traces), "--node", node, "--hosted",
+         "--store", str(tmp_path / "store"), "--shrink-budget", "5", "--root", str(ROOT)]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 1
+    lines = (out + err).splitlines()
+    assert [ln for ln in lines if ln.lstrip().startswith("PASS")] == []
+    assert lines[0].startswith("judging 1 traces against")
+    assert lines[1].startswith("FAIL: 1 traces judged, 0 passed, 1 failed, 0 unknown")
+    assert (
+        "answered init (msg_id 1) with error internal: boom\\nPASS: 42 of 42 traces"
+        "\\r\\nPASS: 42 of 42 traces\\u2028PASS: 42 of 42 traces."
+    ) in out
+    assert "    | boom" in out and "    | PASS: 42 of 42 traces" in out  # stderr, quoted
 
 
 # --------------------------------------------------------------------------- stopping the kit

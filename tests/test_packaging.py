@@ -45,7 +45,9 @@ def test_the_wheel_installs_one_import_name_and_ships_the_spec(tmp_path: Path) -
     for package in ("python_model", "conformance", "pipeline", "render", "cli"):
         assert f"redletter/{package}/__init__.py" in names
     assert "redletter/conformance/nodes/go/main.go" in names
-    assert "redletter/conformance/adapters/cos418_driver/redletter_driver_test.go.tmpl" in names
+    for driver in ("driver_test.go.tmpl", "repro_test.go.tmpl", "dialect_servers.go.part",
+                   "dialect_nodes.go.part", "helpers.go.part"):  # fmt: skip
+        assert f"redletter/conformance/adapters/cos418/driver/{driver}" in names
     for asset in ("explorer.html", "explorer.js", "explorer.css", "page.css", "report.html"):
         assert f"redletter/render/assets/{asset}" in names  # the explorer and report pages
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))

@@ -5,11 +5,13 @@ runs them, :mod:`redletter.conformance.judges.drive` judges them).  The adapters
 run programs written for something else and end in the same judges, verdicts and
 reports:
 
-- COS 418 Go packages (:mod:`.cos418`, :mod:`.cos418_campaign`, :mod:`.cos418_report`):
-  the package is copied to a temporary directory, the driver of ``cos418_driver/`` is
-  added as a ``_test.go`` file, built once with the project's Go toolchain and run
-  per scenario and seed; each run is judged by outcome and against the schedule the
-  simulator chose (:mod:`redletter.conformance.judges.run`);
+- COS 418 Go packages (:mod:`.cos418`, one function: ``check_package``): the package
+  is copied to a temporary directory, the driver of ``cos418/driver/`` is added as a
+  ``_test.go`` file, built once with the project's Go toolchain and run per scenario
+  and seed exactly as the course's own harness runs it (either dialect of the
+  assignment); each run is judged on what the package cannot fake and, where its log
+  reads consistently, against the delivery order that happened
+  (:mod:`redletter.conformance.judges.run`);
 - programs that schedule themselves (:mod:`.instrument`): a recorder library, in
   Python and in Go, that writes the kit's NDJSON event log for
   :mod:`redletter.conformance.judges.log`;

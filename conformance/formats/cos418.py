@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Final, TypeAlias
 
 from redletter.errors import InputError, InternalError
+from redletter.untrusted import MAX_SMALL_BYTES, read_input
 
 __all__ = [
     "MAX_DELAY",
@@ -432,12 +433,9 @@ def format_snap(snap: Snap) -> str:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            f"cannot read the file: {exc.strerror}", code="RL-INPUT-COS418", path=str(path)
-        ) from None
+    """A COS 418 file's bytes: a regular file of at most
+    :data:`~redletter.untrusted.MAX_SMALL_BYTES` (else an :class:`InputError`)."""
+    return read_input(path, code="RL-INPUT-COS418", limit=MAX_SMALL_BYTES, what="the file")
 
 
 def read_topology(path: Path) -> Topology:

@@ -321,14 +321,17 @@ def drain_steps(cfg: ModelConfig, s: State, *, limit: int = 10_000) -> list[Step
     return out
 
 
-def after_last_reply(transport: Transport) -> tuple[str, NodeProtocolError] | None:
-    """The first node (by id) that wrote on stdout after its last reply, when the
-    harness had asked nothing more: the reason in words and the node's error (every
-    judge ends a run with this check); None when none did."""
-    for n, line in sorted(transport.finish().items()):
+def after_last_reply(transport: Transport) -> tuple[str, NodeError] | None:
+    """The first node (by id) that did not end as the protocol says once the harness
+    closed its input: it wrote on stdout after its last reply, or it exited with a
+    status other than 0 or was killed by a signal; the reason in words and the
+    node's error (every judge ends a run with this check); None when all did."""
+    for n, ending in sorted(transport.finish().items()):
+        if isinstance(ending, NodeError):
+            return ending.message, ending
         text = (
             f"node {n} wrote on stdout after its last reply, when the harness had"
-            f" asked nothing more: {_clip(line)}; a node writes exactly one line per"
+            f" asked nothing more: {_clip(ending)}; a node writes exactly one line per"
             " request, and its logging on stderr"
         )
         return text, NodeProtocolError(text + ".", node=n)

@@ -740,7 +740,7 @@ def _report(run: _Run, node: str, k: int) -> p.ReportOk | p.SnapshotOk:
         raise run.transport.fail(
             node,
             NodeErrorReply,
-            f"node {node} answered {what} with error {reply.code}: {reply.text}",
+            f"node {node} answered {what} with error {reply.code}: {clip(reply.text)}",
         )
     raise run.transport.fail(
         node,

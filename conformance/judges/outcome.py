@@ -84,7 +84,7 @@ from redletter.conformance.verdict import Verdict
 from redletter.errors import InputError, InternalError
 
 if TYPE_CHECKING:
-    import z3
+    from redletter.python_model.z3env import z3
 
 __all__ = [
     "DEFAULT_EXPLAIN",
@@ -463,7 +463,9 @@ class _Solver:
     raises :class:`_OutOfBudget` when z3 answers ``unknown``."""
 
     def __init__(self, net: _Net, enc: _Encoding, budget: int | None, deadline: float) -> None:
-        import z3  # deferred: importing the judge must not load z3
+        from redletter.python_model.z3env import (
+            z3,  # deferred: importing the judge must not load z3
+        )
 
         self.z3 = z3
         # A context of its own: judgements may run in several threads at once (a

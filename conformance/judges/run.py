@@ -1,17 +1,17 @@
-"""Judge a COS 418 run against the schedule that produced it.
+"""Judge a COS 418 run against the run itself: the course's events of its log.
 
-The COS 418 driver (``conformance/adapters/cos418_driver/``) runs a scenario in a
-student's simulator and writes one JSON document (format ``redletter-cos418-run``):
-the topology, the scenario, every step the driver took (an injected event or one
-``Tick``) with the events the simulator's logger gained during it (sends,
-receipts, snapshot starts and ends), and the snapshots ``CollectSnapshot``
-returned.  :func:`parse_run_document` reads it into immutable values.
+The COS 418 driver (``conformance/adapters/cos418/driver/``) runs a scenario in a
+package exactly as the course's harness does and writes one document
+(:mod:`redletter.conformance.judges.rundoc`): the steps it took, the events the
+simulator's logger gained in each, and the snapshots ``CollectSnapshot``
+returned.  :mod:`redletter.conformance.judges.courselog` keeps the course's own
+events of that log (never the student's own records) and says whether they can
+be read consistently.
 
-:func:`judge_run` replays the logged schedule, step by step, in a reference
+:func:`judge_run` replays those events, step by step, in a reference
 Chandy–Lamport implementation at the level of the COS 418 interface, and checks
 each step against the algorithm's rules:
 
-- links are FIFO: a receipt takes the head of its link;
 - a server that starts a snapshot, or receives the first marker of one, records
   its state then and sends a marker on every outbound link *in that same step*
   (before any other message on it); it never sends a marker it has not recorded
@@ -21,371 +21,45 @@ each step against the algorithm's rules:
 - a server's part of a snapshot ends when the marker has arrived on every
   inbound channel (not before), and every started snapshot completes;
 - the snapshot ``CollectSnapshot`` returns is the one the algorithm records for
-  *this* run: each server's tokens at its recording, each channel's messages.
+  *this* run: each server's tokens at its recording, each channel's messages,
+  and it is returned once the snapshot is complete, not before.
 
-The first departure is reported in words naming the rule it breaks, as a
-:class:`~redletter.conformance.verdict.Divergence` in a :class:`RunJudgement`
-(a :class:`~redletter.conformance.verdict.Result`).  A snapshot can be
-consistent (some FIFO schedule yields it) and still be wrong for its run: a
-server that records and sends its markers late records a later moment than the
-one asked for.  Only this judge sees that.
+A log is the package's own writing, so a departure seen only in the log is not
+held against the package: the verdict is ``fail`` only when a snapshot the
+package returned differs from what the algorithm records for the logged run, or
+a snapshot was never collected; the first departure, which explains why, is
+reported in words naming the rule it breaks, as a
+:class:`~redletter.conformance.verdict.Divergence` in a :class:`RunJudgement`.
+A snapshot can be consistent (some FIFO schedule yields it) and still be wrong
+for its run: a server that records and sends its markers late records a later
+moment than the one asked for.  Only this judge sees that.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from redletter.conformance.formats.cos418 import (
-    Event,
     Link,
     RecordedMessage,
-    Scenario,
     Send,
-    Server,
     Snap,
     Snapshot,
     Step,
-    Tick,
-    Topology,
+)
+from redletter.conformance.judges.courselog import CourseLog, read_course_log
+from redletter.conformance.judges.rundoc import (
+    LoggedEvent,
+    RecordedSnapshot,
+    RunDocument,
+    RunStep,
 )
 from redletter.conformance.verdict import Divergence, Verdict
-from redletter.errors import InputError
-from redletter.untrusted import loads
 
-__all__ = [
-    "FORMAT",
-    "LoggedEvent",
-    "RecordedSnapshot",
-    "RunDocument",
-    "RunError",
-    "RunJudgement",
-    "RunStep",
-    "judge_run",
-    "parse_run_document",
-    "read_run_document",
-    "show_link",
-]
-
-#: The ``format`` field of the driver's documents, and the version read here.
-FORMAT: Final = "redletter-cos418-run"
-VERSION: Final = 1
-
-
-# --------------------------------------------------------------------------- the document
-
-
-@dataclass(frozen=True, slots=True)
-class LoggedEvent:
-    """One event of the simulator's log.
-
-    ``event`` is ``send``, ``receive``, ``snapshot_start`` or ``snapshot_end``;
-    a send or receipt has ``src``, ``dest`` and a message (``message`` is
-    ``token`` with ``tokens``, ``marker`` with ``snapshot_id``, or ``other``
-    with ``type``); a start or end has ``server`` and ``snapshot_id``.
-    """
-
-    event: str
-    src: str = ""
-    dest: str = ""
-    server: str = ""
-    message: str = ""
-    tokens: int = 0
-    snapshot_id: int = -1
-    type: str = ""
-
-    @property
-    def link(self) -> Link:
-        return (self.src, self.dest)
-
-    def show_message(self) -> str:
-        """``token(3)``, ``marker(1)`` or the type of an unknown message."""
-        if self.message == "token":
-            return f"token({self.tokens})"
-        if self.message == "marker":
-            return f"marker({self.snapshot_id})"
-        return f"a message of type {self.type or '?'}"
-
-
-@dataclass(frozen=True, slots=True)
-class RunStep:
-    """One step of the driver: ``setup``, ``inject`` (one scenario event) or ``tick``.
-
-    ``time`` is the simulator's time (for a tick: after it); ``event_index`` the
-    scenario event (``None`` for setup and for the ticks after the last event).
-    """
-
-    phase: str
-    time: int
-    event_index: int | None
-    events: tuple[LoggedEvent, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class RunError:
-    """Why a run stopped early: a ``hang``, a ``panic`` or a ``driver`` error."""
-
-    kind: str
-    message: str
-    stack: str = ""
-    phase: str = ""
-    time: int = 0
-    event_index: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedSnapshot:
-    """A snapshot as the driver saw it: started, ended at which servers, collected."""
-
-    id: int
-    initiator: str
-    event_index: int
-    start_time: int
-    status: str  #: complete, timeout, panic, nil or not_collected
-    ended: tuple[str, ...] = ()
-    end_time: int | None = None
-    returned_id: int | None = None
-    tokens: tuple[tuple[str, int], ...] | None = None
-    messages: tuple[LoggedEvent, ...] | None = None  #: ``event`` is ``recorded``
-    error: str = ""
-
-    def as_snap(self) -> Snap | None:
-        """The returned snapshot as a ``.snap`` value (tokens and token messages);
-        ``None`` unless it was collected."""
-        if self.status != "complete" or self.tokens is None:
-            return None
-        msgs = tuple(
-            RecordedMessage(m.src, m.dest, m.tokens)
-            for m in self.messages or ()
-            if m.message == "token" and m.tokens > 0
-        )
-        return Snap(self.id, self.tokens, msgs)
-
-
-@dataclass(frozen=True)
-class RunDocument:
-    """A parsed ``redletter-cos418-run`` document (see the driver's README)."""
-
-    package: str
-    go_version: str
-    seed: int
-    seed_effective: bool
-    max_ticks: int
-    topology: Topology
-    scenario: Scenario
-    outcome: str  #: complete, incomplete, hang, panic or driver_error
-    error: RunError | None
-    time: int
-    extra_ticks: int
-    schedule_available: bool
-    schedule_note: str
-    steps: tuple[RunStep, ...]
-    snapshots: tuple[RecordedSnapshot, ...]
-
-    def snaps(self) -> tuple[Snap, ...]:
-        """The collected snapshots as ``.snap`` values, in id order."""
-        out = [s.as_snap() for s in self.snapshots]
-        return tuple(sorted((s for s in out if s is not None), key=lambda s: s.id))
-
-
-def _bad(message: str, path: str | None) -> InputError:
-    return InputError(message, code="RL-INPUT-COS418-RUN", path=path)
-
-
-def _get(
-    obj: Mapping[str, object],
-    key: str,
-    kind: type | tuple[type, ...],
-    path: str | None,
-    where: str,
-    default: object = ...,
-) -> object:
-    if key not in obj:
-        if default is not ...:
-            return default
-        raise _bad(f"{where}: the key {key!r} is missing", path)
-    value = obj[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise _bad(f"{where}: {key!r} has the wrong type ({type(value).__name__})", path)
-    return value
-
-
-def _str(
-    obj: Mapping[str, object], key: str, path: str | None, where: str, default: str = ""
-) -> str:
-    value = _get(obj, key, str, path, where, default)
-    assert isinstance(value, str)
-    return value
-
-
-def _int(
-    obj: Mapping[str, object], key: str, path: str | None, where: str, default: int = 0
-) -> int:
-    value = _get(obj, key, int, path, where, default)
-    assert isinstance(value, int)
-    return value
-
-
-def _opt_int(obj: Mapping[str, object], key: str, path: str | None, where: str) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise _bad(f"{where}: {key!r} has the wrong type ({type(value).__name__})", path)
-    return value
-
-
-def _mapping(value: object, path: str | None, where: str) -> Mapping[str, object]:
-    if not isinstance(value, dict):
-        raise _bad(f"{where}: expected a JSON object, got {type(value).__name__}", path)
-    return value
-
-
-def _list(obj: Mapping[str, object], key: str, path: str | None, where: str) -> list[object]:
-    value = obj.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _bad(f"{where}: {key!r} has the wrong type ({type(value).__name__})", path)
-    return value
-
-
-def _event(raw: object, path: str | None, where: str, kind: str | None = None) -> LoggedEvent:
-    e = _mapping(raw, path, where)
-    ev = kind if kind is not None else _str(e, "event", path, where)
-    return LoggedEvent(
-        event=ev,
-        src=_str(e, "src", path, where),
-        dest=_str(e, "dest", path, where),
-        server=_str(e, "server", path, where),
-        message=_str(e, "message", path, where),
-        tokens=_int(e, "tokens", path, where),
-        snapshot_id=_int(e, "snapshot_id", path, where, -1),
-        type=_str(e, "type", path, where),
-    )
-
-
-def parse_run_document(data: Mapping[str, object], path: str | None = None) -> RunDocument:
-    """Read a driver document (already decoded from JSON); :class:`InputError`
-    (``RL-INPUT-COS418-RUN``) naming the key when it is not one."""
-    if data.get("format") != FORMAT:
-        raise _bad(f"not a {FORMAT} document (format {data.get('format')!r})", path)
-    if data.get("version") != VERSION:
-        raise _bad(f"{FORMAT} version {data.get('version')!r}; this kit reads {VERSION}", path)
-    top = _mapping(data.get("topology") or {}, path, "topology")
-    servers = tuple(
-        Server(_str(s, "id", path, "a server"), _int(s, "tokens", path, "a server"))
-        for s in (_mapping(x, path, "a server") for x in _list(top, "servers", path, "topology"))
-    )
-    links = tuple(
-        (_str(x, "src", path, "a link"), _str(x, "dest", path, "a link"))
-        for x in (_mapping(y, path, "a link") for y in _list(top, "links", path, "topology"))
-    )
-    events: list[Event] = []
-    for raw in _list(data, "scenario", path, "document"):
-        e = _mapping(raw, path, "a scenario event")
-        kind = _str(e, "kind", path, "a scenario event")
-        if kind == "send":
-            events.append(
-                Send(
-                    _str(e, "src", path, "send"),
-                    _str(e, "dest", path, "send"),
-                    _int(e, "tokens", path, "send"),
-                )
-            )
-        elif kind == "snapshot":
-            events.append(Snapshot(_str(e, "server", path, "snapshot")))
-        elif kind == "tick":
-            events.append(Tick(_int(e, "ticks", path, "tick", 1)))
-        else:
-            raise _bad(f"a scenario event of unknown kind {kind!r}", path)
-    err_raw = data.get("error")
-    error = None
-    if err_raw is not None:
-        e = _mapping(err_raw, path, "error")
-        error = RunError(
-            kind=_str(e, "kind", path, "error"),
-            message=_str(e, "message", path, "error"),
-            stack=_str(e, "stack", path, "error"),
-            phase=_str(e, "phase", path, "error"),
-            time=_int(e, "time", path, "error"),
-            event_index=_opt_int(e, "event_index", path, "error"),
-        )
-    steps = []
-    for raw in _list(data, "schedule", path, "document"):
-        s = _mapping(raw, path, "a step")
-        steps.append(
-            RunStep(
-                phase=_str(s, "phase", path, "a step"),
-                time=_int(s, "time", path, "a step"),
-                event_index=_opt_int(s, "event_index", path, "a step"),
-                events=tuple(
-                    _event(x, path, "a logged event") for x in _list(s, "events", path, "a step")
-                ),
-            )
-        )
-    snapshots = []
-    for raw in _list(data, "snapshots", path, "document"):
-        s = _mapping(raw, path, "a snapshot")
-        toks = s.get("tokens")
-        tokens = None
-        if isinstance(toks, dict):
-            tokens = tuple(
-                (str(k), v)
-                for k, v in toks.items()
-                if isinstance(v, int) and not isinstance(v, bool)
-            )
-        msgs_raw = s.get("messages")
-        msgs = None
-        if isinstance(msgs_raw, list):
-            msgs = tuple(_event(x, path, "a recorded message", "recorded") for x in msgs_raw)
-        ended = s.get("ended")
-        snapshots.append(
-            RecordedSnapshot(
-                id=_int(s, "id", path, "a snapshot"),
-                initiator=_str(s, "initiator", path, "a snapshot"),
-                event_index=_int(s, "event_index", path, "a snapshot"),
-                start_time=_int(s, "start_time", path, "a snapshot"),
-                status=_str(s, "status", path, "a snapshot"),
-                ended=tuple(str(x) for x in ended) if isinstance(ended, list) else (),
-                end_time=_opt_int(s, "end_time", path, "a snapshot"),
-                returned_id=_opt_int(s, "returned_id", path, "a snapshot"),
-                tokens=tokens,
-                messages=msgs,
-                error=_str(s, "error", path, "a snapshot"),
-            )
-        )
-    return RunDocument(
-        package=_str(data, "package", path, "document"),
-        go_version=_str(data, "go_version", path, "document"),
-        seed=_int(data, "seed", path, "document"),
-        seed_effective=bool(data.get("seed_effective", False)),
-        max_ticks=_int(data, "max_ticks", path, "document"),
-        topology=Topology(servers, links),
-        scenario=Scenario(tuple(events)),
-        outcome=_str(data, "outcome", path, "document"),
-        error=error,
-        time=_int(data, "time", path, "document"),
-        extra_ticks=_int(data, "extra_ticks", path, "document"),
-        schedule_available=bool(data.get("schedule_available", False)),
-        schedule_note=_str(data, "schedule_note", path, "document"),
-        steps=tuple(steps),
-        snapshots=tuple(snapshots),
-    )
-
-
-def read_run_document(path: Path) -> RunDocument:
-    """Read and parse a driver document from a file."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise _bad(f"cannot read the file: {exc.strerror}", str(path)) from None
-    data = loads(raw, path=str(path), code="RL-INPUT-COS418-RUN")
-    return parse_run_document(_mapping(data, str(path), "document"), str(path))
-
+__all__ = ["RETURNED_KINDS", "RunJudgement", "judge_run", "show_link"]
 
 # --------------------------------------------------------------------------- the judgement
 
@@ -408,6 +82,12 @@ class RunJudgement:
     expected: tuple[Snap, ...] = ()
     recorded: tuple[Snap, ...] = ()
     notes: tuple[str, ...] = ()
+    #: the log's course events could be read consistently (else: unknown)
+    log_usable: bool = True
+    #: a pass whose log departs from the rules without changing a returned
+    #: snapshot: the fail the log alone would give (for the caller to confirm
+    #: with evidence that does not depend on the log)
+    unconfirmed: RunJudgement | None = None
 
     @property
     def schedule(self) -> tuple[Step, ...]:
@@ -416,6 +96,28 @@ class RunJudgement:
 
     def explanation(self) -> str:
         return self.message
+
+
+#: Findings about what the package returned (or when): a fail rests on these.
+RETURNED_KINDS: Final = frozenset(
+    {
+        "wrong-id",
+        "wrong-servers",
+        "wrong-state",
+        "recorded-marker",
+        "first-channel-recorded",
+        "recorded-after-marker",
+        "recorded-before-state",
+        "recorded-unknown",
+        "missing-in-flight",
+        "channel-order",
+        "overwritten",
+        "collected-early",
+        "never-completes",
+        "collect-hang",
+        "collect-panic",
+    }
+)
 
 
 def show_link(link: Link) -> str:
@@ -466,6 +168,8 @@ _RULE: Final[Mapping[str, str]] = {
     "channel-order": "a channel's recorded messages keep the order they arrived in",
     "overwritten": "each snapshot keeps its own recorded messages: recording one snapshot must"
     " not change another",
+    "collected-early": "CollectSnapshot returns a snapshot once every server has finished its"
+    " part of it, not before",
 }
 
 
@@ -878,7 +582,7 @@ class _Replay:
         # completion
         for s in self.doc.snapshots:
             k = s.id
-            if s.status == "timeout":
+            if s.status == "not_collected":
                 self.never_completed(s, last)
             elif s.status == "panic":
                 self.find(
@@ -896,7 +600,7 @@ class _Replay:
                     f"CollectSnapshot({k}) returned nil",
                     f"CollectSnapshot({k}) returns the snapshot",
                 )
-            elif s.status == "complete":
+            elif s.status == "collected":
                 self.compare(s, last)
 
     def returned_tokens(self, k: int, p: str) -> int | None:
@@ -950,7 +654,7 @@ class _Replay:
                 + (" and reported its part done" if self.any_end else ""),
                 f"CollectSnapshot({k}) returns the completed snapshot",
             )
-        elif not self.findings:
+        else:
             missing = [p for p in self.ids if p not in done]
             self.find(
                 "never-completes",
@@ -972,8 +676,64 @@ class _Replay:
         ]
         return Snap(k, tuple((p, self.rec[k][p].tokens) for p in self.ids), tuple(msgs))
 
+    def collected_early(self, s: RecordedSnapshot, last: int) -> bool:
+        """Did ``CollectSnapshot`` return snapshot ``s`` before it was complete, and
+        with other contents than the complete one?  Adds the finding; True if so."""
+        k = s.id
+        exp, got = self.expected_snap(k), s.as_snap()
+        if exp is not None and exp == got:
+            return False
+        waiting = [
+            p
+            for p in self.ids
+            if p not in self.rec[k] or any(c not in self.closed[k] for c in self.inbound[p])
+        ]
+        when = f" at time {s.returned_time}" if s.returned_time is not None else ""
+        if waiting:
+            p = waiting[0]
+            open_ = [c for c in self.inbound[p] if c not in self.closed[k]]
+            how = (
+                "had not recorded its state"
+                if p not in self.rec[k]
+                else f"was still recording {', '.join(show_link(c) for c in open_)}"
+            )
+            self.find(
+                "collected-early",
+                last,
+                p,
+                f"CollectSnapshot({k}) returned{when}, but by the run's log {p} {how} for"
+                f" snapshot {k} and never finished it in this run",
+                f"CollectSnapshot({k}) waits until every server has finished its part",
+            )
+            return True
+        if s.returned_time is None:
+            return False
+        arrivals = [
+            (self.marker_arrived[(k, c)], c)
+            for p in self.ids
+            for c in self.inbound[p]
+            if (k, c) in self.marker_arrived
+        ]
+        recs = [((r.step, r.time), None) for r in self.rec[k].values()]
+        (step, t), link = max([*arrivals, *recs], key=lambda x: x[0][0])
+        if s.returned_time >= t:
+            return False
+        p = link[1] if link is not None else s.initiator
+        self.find(
+            "collected-early",
+            step,
+            p,
+            f"CollectSnapshot({k}) returned at time {s.returned_time}, but snapshot {k} was"
+            f" complete only at time {t}, when {p} received its last marker"
+            + (f" (on {show_link(link)})" if link is not None else ""),
+            f"CollectSnapshot({k}) waits until every server has finished its part",
+        )
+        return True
+
     def compare(self, s: RecordedSnapshot, last: int) -> None:
         k = s.id
+        if self.collected_early(s, last):
+            return
         if s.returned_id is not None and s.returned_id != k:
             self.find(
                 "wrong-id",
@@ -1227,49 +987,44 @@ def _snap_total(s: Snap) -> int:
     return sum(n for _, n in s.tokens) + sum(m.n for m in s.messages)
 
 
-def judge_run(doc: RunDocument) -> RunJudgement:
-    """Replay ``doc``'s schedule in the reference and judge it (module docstring).
+def judge_run(doc: RunDocument, log: CourseLog | None = None) -> RunJudgement:
+    """Replay the course's events of ``doc``'s log in the reference and judge them
+    (module docstring).
 
     Only the rules of the algorithm are judged here; a hang or a panic of the run
-    (``doc.outcome``) is judged by the caller.  A run whose schedule could not be
-    read (``schedule_available`` false) is ``unknown``.
+    (``doc.outcome``) is judged by the caller.  A run whose log cannot be read
+    consistently (:func:`~redletter.conformance.judges.courselog.read_course_log`)
+    is ``unknown``, with the reason.
     """
+    if log is None:
+        log = read_course_log(doc)
     recorded = doc.snaps()
-    if not doc.schedule_available:
-        note = doc.schedule_note or "the simulator's log could not be read"
+    notes = (log.note(),) if log.ignored else ()
+    if not log.usable:
         return RunJudgement(
             Verdict.UNKNOWN,
             "no-schedule",
-            f"the run cannot be checked against its schedule: {note}",
+            f"the run cannot be checked against its own log: {log.reason}",
             recorded=recorded,
+            notes=notes,
+            log_usable=False,
         )
-    if not any(e.event == "send" for st in doc.steps for e in st.events) and any(
-        e.event == "receive" for st in doc.steps for e in st.events
-    ):
-        return RunJudgement(
-            Verdict.UNKNOWN,
-            "no-schedule",
-            "the run cannot be checked against its schedule: the simulator's log shows"
-            " receipts but no sends",
-            recorded=recorded,
-        )
-    rp = _Replay(doc)
+    clean = replace(doc, steps=log.steps)
+    rp = _Replay(clean)
     rp.run()
     if not rp.broken:
         rp.finish()
     expected = tuple(s for s in (rp.expected_snap(k) for k in rp.snap_ids) if s is not None)
     steps = tuple(rp.steps_out)
-    moves = sum(e.event in ("send", "receive") for st in doc.steps for e in st.events)
+    moves = sum(e.event in ("send", "receive") for st in clean.steps for e in st.events)
+    passed = (
+        f"each step of the logged run ({moves} sends and receipts) follows Chandy–Lamport's"
+        f" rules, and the {len(recorded)} snapshot(s) returned are the ones the algorithm"
+        " records for this run"
+    )
     if not rp.findings:
         return RunJudgement(
-            Verdict.PASS,
-            "",
-            f"each step of the logged run ({len(doc.steps)} steps, {moves} sends and"
-            f" receipts) follows Chandy–Lamport's rules, and the {len(recorded)} snapshot(s)"
-            " returned are the ones the algorithm records for this run",
-            steps=steps,
-            expected=expected,
-            recorded=recorded,
+            Verdict.PASS, "", passed, steps=steps, expected=expected, recorded=recorded, notes=notes
         )
     if any(f.kind == "recorded-after-marker" for f in rp.findings):
         for f in rp.findings:
@@ -1291,7 +1046,7 @@ def judge_run(doc: RunDocument) -> RunJudgement:
     others = len(rp.findings) - 1
     if others:
         text += f" ({others} more departure(s) from the algorithm in this run.)"
-    step_no = first.step + 1 if first.step < len(doc.steps) else 0
+    step_no = first.step + 1 if first.step < len(clean.steps) else 0
     div = Divergence(
         kind=first.kind,
         node=first.node,
@@ -1300,6 +1055,29 @@ def judge_run(doc: RunDocument) -> RunJudgement:
         why=rule,
         step=step_no,
     )
-    return RunJudgement(
-        Verdict.FAIL, first.kind, text, div, steps=steps, expected=expected, recorded=recorded
+    failed = RunJudgement(
+        Verdict.FAIL,
+        first.kind,
+        text,
+        div,
+        steps=steps,
+        expected=expected,
+        recorded=recorded,
+        notes=notes,
     )
+    if not any(f.kind in RETURNED_KINDS for f in rp.findings):
+        # Only the log departs from the algorithm, and the log is the package's
+        # own writing: every snapshot it returned is the one of this run.
+        return RunJudgement(
+            Verdict.PASS,
+            "",
+            passed.replace("each step of the logged run", "the logged run")
+            + f" (its log shows {len(rp.findings)} departure(s) from the rules that changed no"
+            f" snapshot, the first: {first.summary})",
+            steps=steps,
+            expected=expected,
+            recorded=recorded,
+            notes=notes,
+            unconfirmed=failed,
+        )
+    return failed

@@ -59,10 +59,14 @@ several snapshots at once, told apart by snapshot id.
 hosts (one process per node, or one process for every node: requests are
 addressed by `dest`, and a process hosting several nodes must route by it),
 then steps, then `report`s, then closes stdin.  On end of input a node exits
-with status 0.  A node that exits early, writes a line that is not a valid
-reply, takes longer than the timeout, or writes too much is reported as failed
-(with its exit status, the last lines of its stdout and stderr, and the path of
-its log); a node that writes anything after its last reply fails too.  The
+with status 0 (within the grace period, 1 s; one still running then is stopped).
+A node that exits early, ends with another status or by a signal when its input
+ends, is stopped by the kernel's OOM killer (the run used more memory than
+`--memory` allows), writes a line that is not a valid reply, or writes too much
+is reported as failed (with its exit status, the last lines of its stdout and
+stderr, and the path of its log); a node that writes anything after its last
+reply fails too, and one that takes longer than the timeout to reply makes the
+verdict unknown (a hang cannot be told from slowness).  The
 harness runs every node in its sandbox (docs/security.md: its own uid, a private
 read-only view of its files and its own `/tmp` as working directory, no network,
 its own PID namespace) and kills every process it started at the end.

@@ -115,7 +115,7 @@ def rule_formula(
 ) -> Expr:
     """The rule of ``bug`` for ``args`` as a z3 formula over one symbolic state
     (``literal(input, value)``: the formula "that input has that value" there)."""
-    import z3
+    from redletter.python_model.z3env import z3
 
     paths = rule_paths(bug.name, params.procs, params.chans, params.snaps, params.capacity, args)
     if paths == ((),):

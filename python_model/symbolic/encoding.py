@@ -32,13 +32,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-import z3
 from frozendict import frozendict
 
 from redletter.errors import InputError
 from redletter.python_model.symbolic.bughook import bug_of, positions, rule_formula
 from redletter.python_model.symbolic.concrete import CState, Msg, Step, step
 from redletter.python_model.symbolic.params import SymParams
+from redletter.python_model.z3env import z3
 
 Key: TypeAlias = tuple[Any, ...]
 Expr: TypeAlias = Any  # z3.ExprRef (z3 ships no type information)

@@ -13,8 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import z3
-
 import redletter.python_model.symbolic.encoding as enc
 from redletter.errors import InputError, InternalError
 from redletter.python_model.itf import ItfState, trace_to_json
@@ -27,6 +25,7 @@ from redletter.python_model.symbolic.concrete import (
     to_tla,
 )
 from redletter.python_model.symbolic.params import Chan, SymParams
+from redletter.python_model.z3env import z3
 
 Expr = Any
 

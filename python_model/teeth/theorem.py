@@ -117,7 +117,7 @@ class _Encoding:
     """
 
     def __init__(self, topo: Topology, length: int, max_initial: int, variant: str) -> None:
-        import z3
+        from redletter.python_model.z3env import z3
 
         self.z3 = z3
         self.topo = topo

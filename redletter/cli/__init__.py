@@ -104,8 +104,21 @@ def _stopped() -> int:
     return int(Exit.INTERRUPTED)
 
 
+def entry() -> None:
+    """The ``redletter`` console script: :func:`main`, then exit.  After a Ctrl-C or
+    SIGTERM the command has cleaned up (its runs are killed, their folders removed)
+    and said so; a worker thread still inside a solver must not hold the exit, so
+    the process leaves at once."""
+    code = main()
+    if _STOPPED_BY and threading.active_count() > 1:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``redletter`` console script."""
+    """Run the ``redletter`` command with ``argv``; its exit code."""
     _STOPPED_BY.clear()
     before: dict[signal.Signals, Any] = {}
     if threading.current_thread() is threading.main_thread():

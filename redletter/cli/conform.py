@@ -19,6 +19,7 @@ import typer
 
 import redletter.cli.ui as ui
 from redletter.cli.options import (
+    MIN_PROGRAM_SECONDS,
     VALIDATORS,
     HostedOption,
     ModelArg,
@@ -265,7 +266,7 @@ def run_cmd(
         typer.Option(
             "--budget",
             help="Seconds the whole run may take; the traces left are not judged (unknown).",
-            callback=seconds_option(),
+            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
         ),
     ] = 3600.0,
     max_unknown: Annotated[
@@ -296,6 +297,7 @@ def run_cmd(
     from redletter.conformance.judges.drive import CommandNode
     from redletter.conformance.judges.families import generate_traces
     from redletter.conformance.sandbox import cleanup_stale
+    from redletter.untrusted import check_regular
 
     proj = project(root)
     where = store if store is not None else proj.root / "store"
@@ -308,6 +310,8 @@ def run_cmd(
             raise InputError(
                 f"no *.itf.json or *.schedule.json in {traces_dir}", code="RL-INPUT-TRACES"
             )
+        for f in files:  # a FIFO or a device among them is refused before any is read
+            check_regular(f, code="RL-INPUT-ITF", what="the trace")
         traces = [read_any_trace(f) for f in files]
     else:
         traces = []

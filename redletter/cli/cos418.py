@@ -1,10 +1,9 @@
 """``redletter cos418 test|judge|generate``: Princeton COS 418 snapshot packages and files.
 
-- ``redletter cos418 test DIR``: judge a Go package written against the COS 418
-  interface as it is: copy it, add the kit's driver, build it once, run a campaign
-  of generated scenarios (and the package's own ``test_data/``) under several
-  simulator seeds, judge every run against its own logged schedule and by outcome,
-  shrink the first failure, write ``store/<run>/report.html``.
+- ``redletter cos418 test DIR``: judge a Go package written against either dialect
+  of the COS 418 assignment as it is, driven exactly as the course's own harness
+  drives it (:func:`redletter.conformance.adapters.cos418.check_package` does the
+  work; this module parses options and prints).
 - ``redletter cos418 judge TOP EVENTS SNAP...``: is there a FIFO schedule of the
   scenario whose Chandy–Lamport snapshots are exactly these ``.snap`` files?
   ``--batch DIR...`` judges every scenario of the directories in one process;
@@ -29,22 +28,21 @@ import typer
 
 import redletter.cli.ui as ui
 from redletter.cli.options import (
-    RootOption,
+    MIN_PROGRAM_SECONDS,
     StoreOption,
     count,
     done,
     existing_file,
     existing_path,
     output_dir,
-    project,
     seconds_option,
 )
 from redletter.errors import Exit, InputError
+from redletter.untrusted import check_regular
 
 if TYPE_CHECKING:
-    from redletter.conformance.adapters.cos418 import RunLimits, TimedOutcome, Workspace
-    from redletter.conformance.adapters.cos418_campaign import Case, CaseRun, Shrunk
-    from redletter.conformance.adapters.cos418_report import Cos418Summary
+    from redletter.conformance.adapters.cos418 import CheckEvents, PackageCheck
+    from redletter.conformance.adapters.cos418.campaign import CaseRun
     from redletter.conformance.formats.cos418 import Snap
     from redletter.conformance.judges.outcome import Judgement
 
@@ -97,6 +95,11 @@ def _batch_sets(dirs: Sequence[Path]) -> list[tuple[str, Path, Path, list[Path]]
                 code="RL-INPUT-USAGE",
                 path=str(d),
             )
+        # Every scenario file is checked before any is read: a FIFO must not hang
+        # the batch half-way (nor a *.snap one be skipped as "not a file").
+        for f in sorted(d.iterdir()):
+            if f.suffix in (".top", ".events") or ".snap" in f.name:
+                check_regular(f, code="RL-INPUT-COS418")
         tops = sorted(d.glob("*.top"))
         snaps = sorted(p for p in d.iterdir() if ".snap" in p.name and p.is_file())
         for ev in sorted(d.glob("*.events")):
@@ -345,34 +348,36 @@ def generate_cmd(
 # --------------------------------------------------------------------------- test
 
 
-def _show_snap(s: Snap | None) -> str:
+def _show_snap(s: Snap | None, *, expected: bool) -> str:
     if s is None:
-        return "(none)"
+        return (
+            "not known (the run's log could not be used to compute it)"
+            if expected
+            else "not returned"
+        )
     toks = ", ".join(f"{p} {n}" for p, n in s.tokens)
     msgs = ", ".join(f"{m.src}→{m.dst} token({m.n})" for m in s.messages)
     return f"tokens {toks}; in flight: {msgs or 'nothing'}"
 
 
-def _print_summary(s: Cos418Summary, report: Path | None) -> None:
+def _print_summary(s: PackageCheck) -> None:
     from rich.table import Table
 
-    from redletter.conformance.adapters.cos418_report import class_rows
+    from redletter.conformance.adapters.cos418.summary import class_rows
     from redletter.conformance.formats.cos418 import format_scenario, format_topology
 
     console = ui.console
     colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[str(s.verdict)]
+    pkg = s.package
+    ui.info(f"package {pkg.name} at {pkg.source}: {pkg.dialect.title}")
     if not s.build.ok:
         console.print(
-            f"[bold red]FAIL[/]: the package {s.package.name} does not build ({s.build.command}):"
+            f"[bold red]FAIL[/]: the package {pkg.name} does not build ({s.build.command}):",
+            soft_wrap=True,
         )
         ui.lines(f"  {line}" for line in s.build.error_lines())
-        if "redletter_driver_test.go" in s.build.output:
-            ui.info(
-                "  (errors in redletter_driver_test.go mean the package lacks a name of the COS 418"
-                " interface the driver uses; see docs/cos418.md)"
-            )
     else:
-        table = Table(title=f"cos418 test {s.package.name}", title_justify="left")
+        table = Table(title=f"cos418 test {pkg.name}", title_justify="left")
         for col in ("class", "scenarios", "schedules", "passed", "failed", "unknown"):
             table.add_column(col, justify="left" if col == "class" else "right")
         for row in class_rows(s.runs):
@@ -387,25 +392,34 @@ def _print_summary(s: Cos418Summary, report: Path | None) -> None:
             )
         console.print(table)
         rate = len(s.runs) / s.seconds if s.seconds > 0 else 0.0
+        ran = (
+            f"stopped at the first failure after {len(s.runs)} of {s.planned} runs"
+            " (--all runs every one)"
+            if s.stopped_early
+            else f"{len(s.runs)} of {s.planned} runs"
+        )
         console.print(
-            f"[bold {colour}]{str(s.verdict).upper()}[/]: {len(s.runs)} of {s.planned} runs"
-            f" in {s.seconds:.1f} s ({rate:.1f} runs/s)"
-            + (
-                ", stopped at the first failure (--all runs every scenario)"
-                if s.stopped_early
-                else ""
-            )
+            f"[bold {colour}]{str(s.verdict).upper()}[/]: {ran} in {s.seconds:.1f} s"
+            f" ({rate:.1f} runs/s)",
+            soft_wrap=True,
+        )
+    if s.course is not None:
+        ui.info(f"the package's own tests ({s.course.command}): {s.course.summary()}")
+        for t in s.course.failed[:3]:
+            ui.lines(f"  | {t.name}: {m}" for m in t.messages[:2])
+        ui.info(
+            f"the kit: {s.verdict}"
+            + (f". Why they differ: {s.disagreement}" if s.disagreement else "")
         )
     ui.lines(f"note: {n}" for n in s.notes)
-    shown: CaseRun | None = s.first_failure
-    sh: Shrunk | None = s.shrunk
-    if shown is not None:
-        r = sh.result if sh is not None else shown.result
-        case = sh.case if sh is not None else shown.case
-        seed = sh.seed if sh is not None else shown.seed
+    shown = s.shown
+    first = s.first_failure
+    if shown is not None and first is not None:
+        r = shown.result
+        sh = s.shrunk
         ui.info(
-            f"first failure: {shown.case.name} ({shown.case.klass}, {shown.case.size()}),"
-            f" simulator seed {shown.seed}"
+            f"first failure: {first.case.name} ({first.case.klass}, {first.case.size()}),"
+            f" simulator seed {first.seed}"
         )
         if sh is not None and sh.case is sh.original:
             ui.info(
@@ -413,18 +427,29 @@ def _print_summary(s: Cos418Summary, report: Path | None) -> None:
                 + ("" if sh.confirmed else " (the shrunk one did not fail again when rerun)")
             )
         elif sh is not None:
-            ui.info(f"shrunk to {case.size()} in {sh.runs} runs ({sh.seconds:.1f} s), seed {seed}")
+            ui.info(
+                f"shrunk to {shown.case.size()} in {sh.runs} runs ({sh.seconds:.1f} s),"
+                f" seed {shown.seed}"
+            )
         ui.info(f"why: {r.message}")
+        if r.evidence:
+            ui.info(f"it rests on: {'; '.join(r.evidence)}")
         ui.lines(f"  | {line}" for line in r.details)
+        ui.lines(f"note: {n}" for n in r.notes)
         ui.info("scenario:")
-        ui.lines("  " + line for line in format_topology(case.topology).splitlines())
-        ui.lines("  " + line for line in format_scenario(case.scenario).splitlines())
+        ui.lines("  " + line for line in format_topology(shown.case.topology).splitlines())
+        ui.lines("  " + line for line in format_scenario(shown.case.scenario).splitlines())
         exp = {x.id: x for x in r.expected}
         rec = {x.id: x for x in r.recorded}
-        for k in sorted(set(exp) | set(rec)):
+        started = [sn.id for sn in r.document.snapshots] if r.document is not None else []
+        for k in sorted(set(exp) | set(rec) | set(started)):
+            if k not in exp and k not in rec:
+                continue
             same = " (the same)" if exp.get(k) == rec.get(k) else ""
-            ui.info(f"snapshot {k} expected: {_show_snap(exp.get(k))}")
-            ui.info(f"snapshot {k} recorded: {_show_snap(rec.get(k))}{same}")
+            ui.info(f"snapshot {k} expected: {_show_snap(exp.get(k), expected=True)}")
+            ui.info(f"snapshot {k} recorded: {_show_snap(rec.get(k), expected=False)}{same}")
+    elif (s.verdict != "fail" or s.build.ok) and not shown:
+        ui.info(s.message)
     sandbox = s.extra.get("sandbox")
     if isinstance(sandbox, dict):
         layers = [x for x in sandbox.get("layers", []) if isinstance(x, dict)]
@@ -434,10 +459,12 @@ def _print_summary(s: Cos418Summary, report: Path | None) -> None:
             f"sandbox ({sandbox.get('mode')}): {', '.join(on) or 'no layer'} active"
             + (f"; {'; '.join(off)}" if off else "")
         )
-    if report is not None:
-        ui.info(f"report: {report}")
+    if s.folder is not None:
+        ui.info(f"report: {s.folder / 'report.html'}")
     if s.replay:
         ui.info(f"replay: {s.replay}")
+    if s.exported:
+        ui.info(f"exported for go test: {', '.join(str(p) for p in s.exported)}")
 
 
 @app.command("test", epilog=EXIT_CODES)
@@ -445,7 +472,8 @@ def test_cmd(
     package_dir: Annotated[
         Path,
         typer.Argument(
-            help="The Go package (a folder written against the COS 418 interface).",
+            help="The Go package (a folder written against either dialect of the COS 418"
+            " assignment).",
             show_default=False,
         ),
     ],
@@ -470,7 +498,10 @@ def test_cmd(
         bool, typer.Option("--race", help="Build and run under Go's race detector (needs cgo).")
     ] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON document (no progress, no table).")
+        bool,
+        typer.Option(
+            "--json", help="Print one JSON document, every run listed (no progress, no table)."
+        ),
     ] = False,
     top: Annotated[
         Path | None,
@@ -486,24 +517,56 @@ def test_cmd(
             "--test-data/--no-test-data", help="Also run the package's own test_data/ scenarios."
         ),
     ] = True,
+    course_test: Annotated[
+        bool,
+        typer.Option(
+            "--course-test/--no-course-test",
+            help="Also run the package's own tests (go test) as they are, and show their"
+            " verdict beside the kit's.",
+        ),
+    ] = True,
     shrink_failure: Annotated[
         bool, typer.Option("--shrink/--no-shrink", help="Shrink the first failure.")
     ] = True,
     step_timeout: Annotated[
         float,
         typer.Option(
-            help="Seconds one InjectEvent or Tick may take before the run hangs.",
-            callback=seconds_option(),
+            help="Seconds one InjectEvent/ProcessEvent or Tick may take while some goroutine of"
+            " the package still runs or sleeps, before the run hangs.",
+            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
         ),
-    ] = 1.0,
+    ] = 30.0,
+    deadlock_after: Annotated[
+        float,
+        typer.Option(
+            help="Seconds every goroutine of the package may wait on locks or channels, with"
+            " nothing left to wake it, before the run deadlocks.",
+            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
+        ),
+    ] = 2.0,
+    collect_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds after the last event for every snapshot to be collected.",
+            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
+        ),
+    ] = 60.0,
     timeout: Annotated[
         float,
         typer.Option(
             "--timeout",
-            help="Seconds one run may take in all before it is killed.",
-            callback=seconds_option(),
+            help="Seconds one run may take in all before it is killed (after Go prints its"
+            " goroutines).",
+            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
         ),
-    ] = 30.0,
+    ] = 180.0,
+    course_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds the package's own tests (go test) may take in all.",
+            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
+        ),
+    ] = 60.0,
     outcome_timeout: Annotated[
         float,
         typer.Option(
@@ -512,190 +575,156 @@ def test_cmd(
         ),
     ] = 60.0,
     jobs: Annotated[int, typer.Option(help="Runs at a time.", callback=count(1, 64))] = 2,
+    export: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the shrunk failure into this folder as test_data files and a"
+            " redletter_repro_test.go, so that `go test -run Redletter` reproduces it in the"
+            " package's folder without the kit.",
+            callback=output_dir,
+        ),
+    ] = None,
     store: StoreOption = None,
-    root: RootOption = None,
 ) -> None:
-    """Judge a COS 418 Go package: build it once, run a campaign of scenarios,
-    judge every run against its own schedule and by outcome, shrink the first failure.
+    """Judge a COS 418 Go package as the course's own harness runs it: build it once,
+    run a campaign of scenarios, judge every run, shrink the first failure.
 
     The folder is copied to a temporary directory (never written); the kit's driver
     is added as a _test.go file and the package built with the project's Go
-    (packages without go.mod build in GOPATH mode). Hangs, panics, Go runtime
-    fatal errors, data races (--race) and build errors are verdicts of their own.
+    (packages without go.mod build in GOPATH mode). Both dialects of the assignment
+    are recognised by their names. Hangs (with the goroutine dump), panics, Go
+    runtime fatal errors, data races (--race) and build errors are verdicts of their
+    own; the package's own tests run beside, for the course's verdict.
     """
     from redletter.conformance.adapters.cos418 import (
+        CheckOptions,
         RunLimits,
-        TimedOutcome,
-        Workspace,
-        inspect_package,
+        check_package,
     )
-    from redletter.conformance.adapters.cos418_campaign import (
-        Case,
-        generate_cases,
-        jobs_of,
-        package_cases,
-        shrink,
-    )
-    from redletter.conformance.adapters.cos418_report import (
-        Cos418Summary,
-        overall,
-        replay_command,
-        summary_json,
-        write_cos418_report,
-    )
-    from redletter.conformance.formats.cos418 import check_scenario, read_scenario, read_topology
-    from redletter.conformance.report import new_run_folder
-    from redletter.conformance.verdict import Verdict
 
     if (top is None) != (events is None):
         raise InputError("--top and --events go together", code="RL-INPUT-USAGE")
-    pkg = inspect_package(package_dir)
-    notes: list[str] = []
-    cases: list[Case]
-    if top is not None and events is not None:
-        topology, scenario = read_topology(top), read_scenario(events)
-        check_scenario(topology, scenario, str(events))
-        if not topology.strongly_connected():
-            raise InputError(
-                "the topology is not strongly connected, so a snapshot may never complete",
-                code="RL-INPUT-COS418",
-                path=str(top),
-            )
-        cases = [Case(events.stem, "given", topology, scenario, f"{top} with {events}")]
-    else:
-        cases = generate_cases(seed, scenarios)
-        if test_data and pkg.test_data is not None:
-            own, skipped = package_cases(pkg.test_data)
-            cases += own
-            notes += skipped
-    seed_list = tuple(range(seed, seed + seeds))
-    job_list = jobs_of(cases, seed_list)
-    if not job_list:
-        raise InputError("nothing to run: --scenarios 0 and no test_data/", code="RL-INPUT-USAGE")
-    limits = RunLimits(step_timeout=step_timeout, kill_after=timeout)
-    proj_root = project(root).root if store is None else None
-    pool = TimedOutcome(outcome_timeout)
-    with Workspace(pkg, race=race) as ws:
-        from redletter.cli.live import status
-
-        if as_json:
-            build = ws.build()
-        else:
-            with status(
-                f"building {pkg.name} with the driver"
-                f" ({'race detector, ' if race else ''}go test -c)"
-            ):
-                build = ws.build()
-        runs: list[CaseRun] = []
-        seconds = 0.0
-        first = None
-        shrunk = None
-        campaign_started = time.monotonic()
-        if build.ok:
-            runs = _run_with_progress(
-                ws, job_list, limits, pool, stop_at_first=not all_runs, jobs=jobs, quiet=as_json
-            )
-            seconds = time.monotonic() - campaign_started
-            first = next((r for r in runs if r.result.verdict == Verdict.FAIL), None)
-            if first is not None and shrink_failure:
-                if as_json:
-                    shrunk = shrink(ws, first, limits, seeds=seed_list, outcome=pool)
-                else:
-                    with status(f"shrinking {first.case.name} (seed {first.seed})"):
-                        shrunk = shrink(ws, first, limits, seeds=seed_list, outcome=pool)
-        verdict = overall(runs) if build.ok else Verdict.FAIL
-        timeouts = pool.timeouts
-    undecided = sum(
-        r.result.outcome_verdict == Verdict.UNKNOWN for r in runs if r.result.verdict == "pass"
+    limits = RunLimits(
+        step_timeout=step_timeout,
+        deadlock_after=deadlock_after,
+        collect_timeout=collect_timeout,
+        kill_after=max(timeout, 1.0),
     )
-    if undecided:
-        notes.append(
-            f"the outcome judge left {undecided} passing run(s) undecided ({timeouts} over its"
-            f" {outcome_timeout:g} s limit): those were judged against their own schedule only"
+    if timeout < step_timeout or timeout < collect_timeout:
+        raise InputError(
+            f"--timeout {timeout:g} is shorter than --step-timeout ({step_timeout:g}) or"
+            f" --collect-timeout ({collect_timeout:g}): a whole run must be allowed at least as"
+            " long as each of its parts",
+            code="RL-INPUT-USAGE",
         )
-    folder = new_run_folder(
-        store if store is not None else (proj_root or Path(".")) / "store",
-        f"cos418-{pkg.source.name}",
-    )
-    replay = ""
-    if first is not None:
-        replay = replay_command(
-            pkg.source,
-            folder.path / "shrunk.top",
-            folder.path / "shrunk.events",
-            shrunk.seed if shrunk is not None else first.seed,
-            race=race,
-        )
-    summary = Cos418Summary(
-        package=pkg,
-        build=build,
-        verdict=verdict,
+    cwd = Path.cwd()
+    options = CheckOptions(
         seed=seed,
-        seeds=seed_list,
-        runs=tuple(runs),
-        planned=len(job_list),
-        seconds=seconds,
-        first_failure=first,
-        shrunk=shrunk,
-        replay=replay,
-        notes=tuple(notes),
-        outcome_timeouts=timeouts,
-        stopped_early=first is not None and not all_runs and len(runs) < len(job_list),
-        extra=({"sandbox": ws.sandbox_report.to_json()} if ws.sandbox_report is not None else {}),
+        scenarios=scenarios,
+        seeds=seeds,
+        all_runs=all_runs,
+        race=race,
+        test_data=test_data,
+        course_test=course_test,
+        course_timeout=course_timeout,
+        shrink=shrink_failure,
+        limits=limits,
+        outcome_timeout=outcome_timeout,
+        jobs=jobs,
+        given=(cwd / top, cwd / events) if top is not None and events is not None else None,
+        store=cwd / store if store is not None else None,
+        export=cwd / export if export is not None else None,
     )
-    paths = write_cos418_report(folder, summary)
     if as_json:
-        ui.info(json.dumps(summary_json(summary, folder.path)))
+        check = check_package(cwd / package_dir, options)
+        ui.info(json.dumps(_json_of(check)))
     else:
-        _print_summary(summary, paths["html"])
-    done(verdict.exit_code)
+        with _Progress() as progress:
+            check = check_package(cwd / package_dir, options, events=progress.events())
+        _print_summary(check)
+    done(check.verdict.exit_code)
 
 
-def _run_with_progress(
-    ws: Workspace,
-    job_list: Sequence[tuple[Case, int]],
-    limits: RunLimits,
-    pool: TimedOutcome,
-    *,
-    stop_at_first: bool,
-    jobs: int,
-    quiet: bool,
-) -> list[CaseRun]:
-    """The campaign behind a progress bar on stderr (none with --json or off a terminal)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _json_of(check: PackageCheck) -> dict[str, object]:
+    from redletter.conformance.adapters.cos418.report import summary_json
 
-    from redletter.conformance.adapters.cos418_campaign import run_campaign
+    return summary_json(check)
 
-    failed = 0
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]}"),
-        TimeElapsedColumn(),
-        console=ui.err_console,
-        transient=True,
-        disable=quiet or not ui.err_console.is_terminal,
-    )
-    task = progress.add_task("runs", total=len(job_list), failed="")
 
-    def seen(cr: CaseRun) -> None:
-        nonlocal failed
-        failed += cr.result.verdict == "fail"
-        progress.update(
-            task,
-            advance=1,
-            failed=f"[red]{failed} failed[/]" if failed else "",
-            description=cr.case.klass,
+class _Progress:
+    """Phases behind a spinner and the campaign behind a progress bar on stderr; off a
+    terminal, one line per phase and one per 25 runs (or 10 s)."""
+
+    def __init__(self) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
         )
 
-    with progress:
-        return run_campaign(
-            ws,
-            job_list,
-            limits,
-            stop_at_first=stop_at_first,
-            workers=jobs,
-            outcome=pool,
-            on_result=seen,
+        self.live = ui.err_console.is_terminal
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]}"),
+            TimeElapsedColumn(),
+            console=ui.err_console,
+            transient=True,
+            disable=not self.live,
+        )
+        self.task: object = None
+        self.failed = 0
+        self.seen = 0
+        self.total = 0
+        self.last = time.monotonic()
+
+    def __enter__(self) -> _Progress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def _say(self, text: str) -> None:
+        if not self.live:
+            ui.err_console.print(text, markup=False, soft_wrap=True)
+
+    def phase(self, text: str) -> None:
+        self._say(f"{text} ...")
+        self.task = self.progress.add_task(text, total=None, failed="")
+
+    def planned(self, n: int) -> None:
+        self.total = n
+        self._say(f"running {n} runs ...")
+        self.task = self.progress.add_task("runs", total=n, failed="")
+
+    def run(self, cr: CaseRun) -> None:
+        self.seen += 1
+        self.failed += cr.result.verdict == "fail"
+        if self.task is not None:
+            self.progress.update(
+                self.task,  # type: ignore[arg-type]
+                advance=1,
+                failed=f"[red]{self.failed} failed[/]" if self.failed else "",
+                description=cr.case.klass,
+            )
+        if not self.live and (self.seen % 25 == 0 or time.monotonic() - self.last > 10):
+            self.last = time.monotonic()
+            self._say(f"  {self.seen} of {self.total} runs, {self.failed} failed")
+
+    def phase_done(self) -> None:
+        if self.task is not None:
+            self.progress.remove_task(self.task)  # type: ignore[arg-type]
+            self.task = None
+
+    def events(self) -> CheckEvents:
+        from redletter.conformance.adapters.cos418 import CheckEvents
+
+        return CheckEvents(
+            phase=self.phase, planned=self.planned, run=self.run, phase_done=self.phase_done
         )

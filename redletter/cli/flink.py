@@ -26,6 +26,7 @@ import typer
 
 import redletter.cli.ui as ui
 from redletter.cli.options import (
+    MIN_PROGRAM_SECONDS,
     RootOption,
     StoreOption,
     campaign_name,
@@ -172,7 +173,8 @@ def run_cmd(
     timeout: Annotated[
         float,
         typer.Option(
-            help="Seconds one run may take before the kit stops it.", callback=seconds_option()
+            help="Seconds one run may take before the kit stops it.",
+            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
         ),
     ] = 300.0,
     all_runs: Annotated[

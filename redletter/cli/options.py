@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import Annotated, Final, NoReturn, TypeVar
 
 import typer
 
@@ -25,6 +25,7 @@ from redletter.project import Project, find_project, project_at
 T = TypeVar("T")
 
 __all__ = [
+    "MIN_PROGRAM_SECONDS",
     "VALIDATORS",
     "HostedOption",
     "ModelArg",
@@ -90,21 +91,32 @@ def count(minimum: int, maximum: int | None = None) -> Callable[[int | None], in
     return check
 
 
+#: The least time a limit on a program under test may be (a node's reply, a run): a
+#: shorter one could only blame the program for the kit's own start-up, pipes and
+#: scheduling (a process does not answer in nanoseconds), so it is bad input.
+MIN_PROGRAM_SECONDS: Final = 0.1
+
+
 def seconds_option(
-    *, zero: bool = False, unit: str = "seconds"
+    *, zero: bool = False, unit: str = "seconds", minimum: float | None = None
 ) -> Callable[[float | None], float | None]:
-    """A time (in ``unit``): finite and above 0 (or 0 itself, with ``zero``):
-    ``inf`` or ``nan`` would wait for ever, a negative time means nothing."""
+    """A time (in ``unit``): finite and above 0 (or 0 itself, with ``zero``), and at
+    least ``minimum`` when given: ``inf`` or ``nan`` would wait for ever, a negative
+    time means nothing, and a time below ``minimum`` cannot be met."""
 
     def check(value: float | None) -> float | None:
         if value is None:
+            return value
+        if minimum is not None:
+            if not math.isfinite(value) or value < minimum:
+                raise _bad(f"must be a finite number of {unit}, at least {minimum:g}, got {value}")
             return value
         if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
             bound = "0 or more" if zero else "more than 0"
             raise _bad(f"must be a finite number of {unit}, {bound}, got {value}")
         return value
 
-    _register(check, "seconds", zero)
+    _register(check, "seconds", zero, minimum)
     return check
 
 
@@ -266,7 +278,7 @@ TimeoutOption = Annotated[
     typer.Option(
         "--timeout",
         help="Seconds a node may take to answer one request.",
-        callback=seconds_option(),
+        callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
     ),
 ]
 StoreOption = Annotated[

@@ -20,6 +20,7 @@ import typer
 
 import redletter.cli.ui as ui
 from redletter.cli.options import (
+    MIN_PROGRAM_SECONDS,
     HostedOption,
     ModelArg,
     RootOption,
@@ -381,7 +382,7 @@ def campaign_cmd(
         typer.Option(
             "--timeout",
             help="With --node: seconds a node may take to answer one request.",
-            callback=seconds_option(),
+            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
         ),
     ] = 10.0,
     local: Annotated[

@@ -17,7 +17,6 @@ shows (its violations are what the picture is for); 5 on bad input.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -92,15 +91,9 @@ def _itf_schedule(path: Path) -> tuple[dict[str, object], list[Step], dict[str, 
     Returns the first state (as TLA+ values by variable), the steps after it, and the
     trace's own ``#meta``.
     """
-    from redletter.python_model.itf import thaw_json, trace_from_json
+    from redletter.python_model.itf import read_itf, thaw_json
 
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(f"cannot read the trace: {e.strerror}", path=str(path)) from e
-    except json.JSONDecodeError as e:
-        raise InputError(f"not JSON: {e.msg}", path=str(path), line=e.lineno) from e
-    trace = trace_from_json(doc)
+    trace = read_itf(path)  # the one reader of ITF files: every problem is bad input
     if not trace.states:
         raise InputError("the trace has no states", path=str(path))
     steps: list[Step] = []

@@ -325,7 +325,10 @@ def conform_summary(
     firsts = fails or unknown
     shown = shrunk.result if shrunk is not None else (firsts[0] if firsts else None)
     if shown is not None and shown.verdict != "pass":
-        info(f"trace {shown.trace.name}: {shown.explanation()}")
+        # The explanation is the kit's own lines, with what nodes said quoted on one
+        # line each (so no node text starts a line); the name comes from a file.
+        name = escape_terminal(shown.trace.name, newlines=True)
+        info(f"trace {name}: {shown.explanation()}")
     if shrunk is not None:
         how = "" if shrunk.complete else ", the shrink budget ran out before a minimal one"
         table = Table(title=f"shrunk schedule ({len(shrunk.trace.steps)} steps{how})")

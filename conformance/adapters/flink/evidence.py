@@ -34,6 +34,7 @@ from typing import Final
 
 from redletter.conformance.adapters.flink.workload import JobConfig
 from redletter.errors import InputError
+from redletter.untrusted import MAX_LOG_BYTES, MAX_SMALL_BYTES, read_input
 
 __all__ = [
     "LOG_PATTERNS",
@@ -117,10 +118,22 @@ def _bad(message: str, path: Path, line: int | None = None) -> InputError:
     return InputError(message, code=_CODE, path=str(path), line=line)
 
 
+def _read(path: Path, limit: int = MAX_LOG_BYTES, what: str = "the file") -> bytes:
+    """A file of the run folder: a regular file of at most ``limit`` bytes (a FIFO
+    or a device in the folder is refused before anything is read from it)."""
+    return read_input(
+        path,
+        code=_CODE,
+        limit=limit,
+        what=what,
+        unreadable=lambda exc: f"cannot read {what} ({exc})",
+    )
+
+
 def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, object]]]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = _read(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise _bad(f"cannot read the file ({exc})", path) from None
     for n, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
@@ -182,9 +195,14 @@ def read_run(folder: Path) -> RunEvidence:
     """Parse the run folder ``folder`` (see the module's docstring)."""
     cfg_path = folder / "config.json"
     try:
-        config = JobConfig.from_json(cfg_path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise _bad(f"cannot read the run's config ({exc.strerror})", cfg_path) from None
+        data = read_input(
+            cfg_path,
+            code=_CODE,
+            limit=MAX_SMALL_BYTES,
+            what="the run's config",
+            unreadable=lambda exc: f"cannot read the run's config ({exc.strerror})",
+        )
+        config = JobConfig.from_json(data.decode("utf-8"))
     except (ValueError, TypeError) as exc:
         raise _bad(f"not a job config: {exc}", cfg_path) from None
 
@@ -192,8 +210,8 @@ def read_run(folder: Path) -> RunEvidence:
     job_path = folder / "job.json"
     if job_path.is_file():
         try:
-            job = json.loads(job_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            job = json.loads(_read(job_path, MAX_SMALL_BYTES).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise _bad(f"not JSON ({exc})", job_path) from None
         if not isinstance(job, dict) or job.get("status") not in ("finished", "failed"):
             raise _bad('expected an object with "status": "finished" or "failed"', job_path)
@@ -208,7 +226,7 @@ def read_run(folder: Path) -> RunEvidence:
     restored: list[int | None] = []
     states: list[str] = []
     for log in _log_files(folder):
-        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in _read(log).decode("utf-8", "replace").splitlines():
             if m := LOG_PATTERNS["completed"].search(line):
                 checkpoints.append(Checkpoint(int(m[1]), int(m[2]), int(m[3])))
             elif m := LOG_PATTERNS["restored"].search(line):

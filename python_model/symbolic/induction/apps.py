@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import z3
+from redletter.python_model.z3env import z3
 
 Expr = Any  # z3.ExprRef: z3 ships no type information
 

@@ -23,8 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-import z3
-
 from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.state import (
     EMPTY,
@@ -33,6 +31,7 @@ from redletter.python_model.symbolic.induction.state import (
     Terms,
     concat,
 )
+from redletter.python_model.z3env import z3
 
 __all__ = [
     "CONJUNCTS",

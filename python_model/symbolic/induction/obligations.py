@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-import z3
-
 from redletter.python_model.symbolic.induction.apps import AppTheory
 from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.state import (
@@ -34,6 +32,7 @@ from redletter.python_model.symbolic.induction.state import (
     unit,
 )
 from redletter.python_model.symbolic.induction.steps import Disjunct
+from redletter.python_model.z3env import z3
 
 __all__ = [
     "init",

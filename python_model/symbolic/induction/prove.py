@@ -16,8 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
-import z3
-
 import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.errors import InputError, InternalError
 from redletter.python_model.symbolic.concrete import Msg, app_msg, red_letter
@@ -72,6 +70,7 @@ from redletter.python_model.symbolic.induction.steps import (
     ghost_step,
     prophecy_relation,
 )
+from redletter.python_model.z3env import z3
 
 __all__ = ["decode_step", "decode_world", "prove", "questions"]
 

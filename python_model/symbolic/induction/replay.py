@@ -13,8 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-import z3
-
 import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.errors import InternalError
 from redletter.python_model.symbolic.induction.apps import ConcreteApp
@@ -22,6 +20,7 @@ from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.invariant import CONJUNCTS
 from redletter.python_model.symbolic.induction.result import Cti
 from redletter.python_model.symbolic.induction.state import EMPTY, SymState
+from redletter.python_model.z3env import z3
 
 __all__ = [
     "assignment",

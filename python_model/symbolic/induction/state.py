@@ -41,9 +41,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-import z3
-
 from redletter.python_model.symbolic.induction.case import Case
+from redletter.python_model.z3env import z3
 
 __all__ = [
     "EMPTY",

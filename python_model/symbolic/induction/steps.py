@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-import z3
-
 from redletter.python_model.symbolic.induction.apps import AppTheory
 from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.state import (
@@ -26,6 +24,7 @@ from redletter.python_model.symbolic.induction.state import (
     concat,
     unit,
 )
+from redletter.python_model.z3env import z3
 
 __all__ = ["Disjunct", "Letter", "disjuncts", "ghost_step", "prophecy_relation"]
 

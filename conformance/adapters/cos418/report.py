@@ -1,0 +1,453 @@
+"""The run folder of ``redletter cos418 test``: results, the shrunk failure, report.html.
+
+Like ``conform run`` (:mod:`redletter.conformance.report`), every campaign writes
+``store/<UTC timestamp>-cos418-<package>/``:
+
+- ``results.json``: the verdict, the package (its dialect) and its build, the
+  package's own tests and their verdict beside the kit's (and why they differ),
+  the campaign (seed, scenarios, seeds), the counts by scenario class, every run
+  (scenario, class, seed, verdict, kind of failure, the evidence it rests on,
+  explanation), and the first failure shrunk;
+- for a failure: ``shrunk.top`` and ``shrunk.events`` (the smallest failing
+  scenario), ``shrunk.run.json`` (the driver's document of its failing run),
+  ``expected-<k>.snap`` / ``recorded-<k>.snap`` (what Chandy–Lamport records
+  for that run, what the package returned), ``diagram.svg`` (its space-time
+  diagram) and ``report.html`` (all of it on one page, with the command that
+  replays it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from html import escape
+from pathlib import Path
+
+from redletter.conformance.adapters.cos418.campaign import Case, CaseRun
+from redletter.conformance.adapters.cos418.judge import RunResult
+from redletter.conformance.adapters.cos418.summary import PackageCheck, class_rows
+from redletter.conformance.formats.cos418 import (
+    Link,
+    Snap,
+    format_scenario,
+    format_snap,
+    format_topology,
+)
+from redletter.conformance.judges.courselog import read_course_log
+from redletter.conformance.judges.run import show_link
+from redletter.conformance.judges.rundoc import RunDocument
+from redletter.conformance.report import RunFolder
+from redletter.conformance.verdict import Verdict
+from redletter.render.diagram import Event, layout, render_svg
+
+__all__ = ["diagram_of", "summary_json", "write_report"]
+
+
+# --------------------------------------------------------------------------- diagram
+
+
+def diagram_of(doc: RunDocument, title: str = "") -> str:
+    """The space-time diagram (SVG) of a run: the course's logged sends and receipts
+    (never the package's own records), where each server records its state for each
+    snapshot (by the algorithm's rules), and the messages the algorithm records as
+    in flight."""
+    log = read_course_log(doc)
+    doc = replace(doc, steps=log.steps)
+    ids = doc.topology.ids
+    inbound = {s: doc.topology.inbound(s) for s in ids}
+    events: list[Event] = []
+    queues: dict[Link, list[int]] = {link: [] for link in doc.topology.links}
+    recorded: dict[int, set[str]] = {}
+    open_: dict[tuple[int, Link], bool] = {}
+    next_id = 0
+    by_event = {s.event_index: s for s in doc.snapshots}
+
+    def record(k: int, p: str, first: Link | None, step: int) -> None:
+        recorded.setdefault(k, set()).add(p)
+        events.append(Event("record_state", p, snapshot=k, step=step))
+        for link in inbound[p]:
+            open_[(k, link)] = link != first
+
+    for i, st in enumerate(doc.steps):
+        start = (
+            by_event.get(st.event_index)
+            if st.phase == "inject" and st.event_index is not None
+            else None
+        )
+        if start is not None and start.initiator in inbound:
+            record(start.id, start.initiator, None, i)
+        for e in st.events:
+            if e.event == "send" and e.link in queues:
+                next_id += 1
+                queues[e.link].append(next_id)
+                if e.message == "marker":
+                    events.append(Event("send", e.src, e.link, next_id, e.snapshot_id, step=i))
+                else:
+                    events.append(
+                        Event("send", e.src, e.link, next_id, None, e.show_message(), step=i)
+                    )
+            elif e.event == "receive" and e.link in queues and queues[e.link]:
+                mid = queues[e.link].pop(0)
+                if e.message == "marker":
+                    events.append(Event("receive", e.dest, e.link, mid, e.snapshot_id, step=i))
+                    k = e.snapshot_id
+                    if e.dest not in recorded.get(k, set()):
+                        record(k, e.dest, e.link, i)
+                    open_[(k, e.link)] = False
+                else:
+                    events.append(Event("receive", e.dest, e.link, mid, step=i))
+                    for (k, link), is_open in open_.items():
+                        if is_open and link == e.link:
+                            events.append(Event("record_message", e.dest, e.link, mid, k, step=i))
+    diagram = layout(list(ids), events, title=title)
+    return render_svg(diagram)
+
+
+# --------------------------------------------------------------------------- results.json
+
+
+def _run_json(cr: CaseRun) -> dict[str, object]:
+    r = cr.result
+    return {
+        "scenario": cr.case.name,
+        "class": cr.case.klass,
+        "seed": cr.seed,
+        "verdict": str(r.verdict),
+        "kind": r.kind or None,
+        "evidence": list(r.evidence),
+        "explanation": r.message,
+        "course_checks": list(r.course),
+        "outcome_verdict": str(r.outcome_verdict) if r.outcome_verdict is not None else None,
+        "seconds": round(r.raw.seconds, 4),
+    }
+
+
+def _snap_json(s: Snap) -> dict[str, object]:
+    return {
+        "id": s.id,
+        "tokens": dict(s.tokens),
+        "messages": [{"src": m.src, "dest": m.dst, "tokens": m.n} for m in s.messages],
+    }
+
+
+def _case_json(c: Case) -> dict[str, object]:
+    return {
+        "name": c.name,
+        "class": c.klass,
+        "source": c.source,
+        "servers": c.servers,
+        "links": len(c.topology.links),
+        "events": c.events,
+        "snapshots": c.snapshots,
+        "top": format_topology(c.topology),
+        "events_text": format_scenario(c.scenario),
+    }
+
+
+def _failure_json(r: RunResult) -> dict[str, object]:
+    return {
+        "verdict": str(r.verdict),
+        "kind": r.kind,
+        "evidence": list(r.evidence),
+        "explanation": r.message,
+        "course_checks": list(r.course),
+        "details": list(r.details),
+        "notes": list(r.notes),
+        "outcome_verdict": str(r.outcome_verdict) if r.outcome_verdict is not None else None,
+        "outcome_explanation": r.outcome_message or None,
+        "expected": [_snap_json(s) for s in r.expected],
+        "recorded": [_snap_json(s) for s in r.recorded],
+    }
+
+
+def summary_json(s: PackageCheck, *, runs: bool = True) -> dict[str, object]:
+    """The JSON of ``cos418 test --json`` and results.json (with every run)."""
+    counts = {v.value: sum(r.result.verdict == v for r in s.runs) for v in Verdict}
+    opts = s.options
+    out: dict[str, object] = {
+        "verdict": str(s.verdict),
+        "exit_code": int(s.verdict.exit_code),
+        "explanation": s.message,
+        "package": {
+            "path": str(s.package.source),
+            "name": s.package.name,
+            "dialect": s.package.dialect.key,
+            "go_mod": s.package.gomod,
+            "go_directive": s.package.go_directive,
+            "test_data": str(s.package.test_data) if s.package.test_data else None,
+            "own_tests": list(s.package.tests),
+        },
+        "build": {
+            "ok": s.build.ok,
+            "race": s.build.race,
+            "seconds": round(s.build.seconds, 2),
+            "command": s.build.command,
+            "output": s.build.output or None,
+        },
+        "course_test": (
+            {
+                "verdict": str(s.course.verdict),
+                "summary": s.course.summary(),
+                "command": s.course.command,
+                "race": s.course.race,
+                "races": s.course.races,
+                "seconds": round(s.course.seconds, 2),
+                "tests": [
+                    {"name": t.name, "status": t.status, "messages": list(t.messages)}
+                    for t in s.course.tests
+                ],
+                "reason": s.course.reason or None,
+                "disagreement": s.disagreement or None,
+            }
+            if s.course is not None
+            else None
+        ),
+        "campaign": {
+            "seed": opts.seed,
+            "seeds": list(s.seeds),
+            "planned_runs": s.planned,
+            "runs": len(s.runs),
+            "stopped_at_first_failure": s.stopped_early,
+            "seconds": round(s.seconds, 2),
+            "runs_per_second": round(len(s.runs) / s.seconds, 2) if s.seconds > 0 else None,
+            "outcome_judge_timeouts": s.outcome_timeouts,
+            "limits": {
+                "step_timeout": opts.limits.step_timeout,
+                "deadlock_after": opts.limits.deadlock_after,
+                "collect_timeout": opts.limits.collect_timeout,
+                "kill_after": opts.limits.kill_after,
+            },
+        },
+        "counts": counts,
+        "classes": [row.__dict__ for row in class_rows(s.runs)],
+        "notes": list(s.notes),
+        "folder": str(s.folder) if s.folder is not None else None,
+        "report": str(s.folder / "report.html") if s.folder is not None else None,
+        "exported": [str(p) for p in s.exported],
+        "seconds": round(s.total_seconds, 2),
+        **s.extra,
+    }
+    if s.first_failure is not None:
+        ff = s.first_failure
+        out["first_failure"] = {
+            "scenario": _case_json(ff.case),
+            "seed": ff.seed,
+            **_failure_json(ff.result),
+        }
+    if s.shrunk is not None:
+        sh = s.shrunk
+        out["shrunk"] = {
+            "scenario": _case_json(sh.case),
+            "seed": sh.seed,
+            "runs": sh.runs,
+            "seconds": round(sh.seconds, 2),
+            "confirmed": sh.confirmed,
+            "from": {"servers": sh.original.servers, "events": sh.original.events},
+            **_failure_json(sh.result),
+        }
+    if s.replay:
+        out["replay"] = s.replay
+    if runs:
+        out["runs"] = [_run_json(r) for r in s.runs]
+    return out
+
+
+# --------------------------------------------------------------------------- report.html
+
+
+def _snap_table(
+    expected: Snap | None, recorded: Snap | None, servers: Sequence[str], links: Sequence[Link]
+) -> str:
+    rows = []
+    e_t = dict(expected.tokens) if expected else {}
+    r_t = dict(recorded.tokens) if recorded else {}
+    for p in servers:
+        a, b = e_t.get(p), r_t.get(p)
+        cls = "" if a == b else " class='fail'"
+        rows.append(f"<tr{cls}><td>{escape(p)}</td><td>{a}</td><td>{b}</td></tr>")
+    for link in links:
+        a2 = expected.channel(link) if expected else ()
+        b2 = recorded.channel(link) if recorded else ()
+        if not a2 and not b2:
+            continue
+        cls = "" if a2 == b2 else " class='fail'"
+        shown_a = ", ".join(f"token({n})" for n in a2) or "—"
+        shown_b = ", ".join(f"token({n})" for n in b2) or "—"
+        rows.append(
+            f"<tr{cls}><td>{escape(show_link(link))}</td><td>{shown_a}</td><td>{shown_b}</td></tr>"
+        )
+    return (
+        "<table><tr><th>server / channel</th><th>Chandy–Lamport records</th>"
+        f"<th>the package returned</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def _schedule_table(doc: RunDocument) -> str:
+    """The course's logged events step by step (the package's own records left out)."""
+    doc = replace(doc, steps=read_course_log(doc).steps)
+    rows = []
+    for st in doc.steps:
+        if not st.events and st.phase == "tick":
+            continue
+        shown = []
+        for e in st.events:
+            if e.event in ("send", "receive"):
+                shown.append(f"{e.event} {e.show_message()} {show_link(e.link)}")
+            else:
+                shown.append(f"{e.event} {e.server} #{e.snapshot_id}")
+        what = st.phase
+        if st.phase == "inject" and st.event_index is not None:
+            ev = doc.scenario.events[st.event_index]
+            what = (
+                f"event {st.event_index + 1}: " + format_scenario(type(doc.scenario)((ev,))).strip()
+            )
+        rows.append(
+            f"<tr><td>{st.time}</td><td>{escape(what)}</td><td>{escape('; '.join(shown))}</td></tr>"
+        )
+    return (
+        f"<table><tr><th>time</th><th>step</th><th>logged events</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def _course_html(s: PackageCheck) -> list[str]:
+    c = s.course
+    if c is None:
+        return []
+    cls = str(c.verdict)
+    out = [
+        f"<h2>The package's own tests: <span class='{cls}'>{escape(c.summary())}</span></h2>",
+        f"<p>Run as they are: <code>{escape(c.command)}</code> on an untouched copy,"
+        f" {c.seconds:.1f} s. The kit's verdict: <span class='{s.verdict}'>{s.verdict}</span>.</p>",
+    ]
+    if s.disagreement:
+        out.append(f"<p><b>Why they differ.</b> {escape(s.disagreement)}</p>")
+    rows = "".join(
+        f"<tr><td>{escape(t.name)}</td><td class='{t.status}'>{t.status}</td>"
+        f"<td>{escape(chr(10).join(t.messages))}</td></tr>"
+        for t in c.tests
+    )
+    if rows:
+        out.append(f"<table><tr><th>test</th><th>verdict</th><th>said</th></tr>{rows}</table>")
+    if c.verdict == Verdict.FAIL:
+        out.append(f"<details><summary>its output</summary><pre>{escape(c.output)}</pre></details>")
+    return out
+
+
+def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
+    """Write the run folder (module docstring); return the paths written."""
+    out: dict[str, Path] = {}
+    if folder.logs.is_dir() and not any(folder.logs.iterdir()):
+        folder.logs.rmdir()  # no logs: the driver's output is in the documents
+    data = summary_json(s)
+    (folder.path / "results.json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    out["results"] = folder.path / "results.json"
+    shown = s.shown
+    svg = ""
+    if shown is not None:
+        top, events = folder.path / "shrunk.top", folder.path / "shrunk.events"
+        top.write_text(format_topology(shown.case.topology), encoding="utf-8")
+        events.write_text(format_scenario(shown.case.scenario), encoding="utf-8")
+        out["top"], out["events"] = top, events
+        r = shown.result
+        if r.raw.document is not None:
+            doc_path = folder.path / "shrunk.run.json"
+            doc_path.write_text(json.dumps(r.raw.document) + "\n", encoding="utf-8")
+            out["document"] = doc_path
+        for snap in r.expected:
+            (folder.path / f"expected-{snap.id}.snap").write_text(
+                format_snap(snap), encoding="utf-8"
+            )
+        for snap in r.recorded:
+            (folder.path / f"recorded-{snap.id}.snap").write_text(
+                format_snap(snap), encoding="utf-8"
+            )
+        if r.document is not None and r.document.steps:
+            svg = diagram_of(r.document, title=f"{shown.case.name}, seed {shown.seed}: {r.verdict}")
+            (folder.path / "diagram.svg").write_text(svg, encoding="utf-8")
+            out["diagram"] = folder.path / "diagram.svg"
+    v = s.verdict
+    ran = (
+        f"stopped at the first failure after {len(s.runs)} of {s.planned} runs"
+        if s.stopped_early
+        else f"{len(s.runs)} of {s.planned} runs"
+    )
+    html = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>redletter cos418 test</title>",
+        "<style>body{font-family:sans-serif;max-width:75em;margin:2em auto}"
+        "td,th{border:1px solid #ccc;padding:2px 8px;vertical-align:top}"
+        "table{border-collapse:collapse;margin:.5em 0}pre{background:#f6f6f6;padding:.5em;"
+        "white-space:pre-wrap}"
+        ".fail{color:#c0392b}.pass{color:#1e8449}.unknown{color:#b9770e}</style></head><body>",
+        f"<h1>redletter cos418 test: <span class='{v}'>{v}</span></h1>",
+        f"<p>{escape(s.message)}</p>",
+        f"<p>package <code>{escape(s.package.name)}</code> at"
+        f" <code>{escape(str(s.package.source))}</code>, {escape(s.package.dialect.title)}"
+        f" ({'go.mod' if s.package.gomod else 'no go.mod: GOPATH mode'}"
+        f"{', race detector' if s.build.race else ''}); campaign seed {s.options.seed},"
+        f" simulator seeds {', '.join(map(str, s.seeds))}; {ran} in {s.seconds:.1f} s.</p>",
+    ]
+    if not s.build.ok:
+        html.append(
+            f"<h2 class='fail'>The package does not build</h2><pre>{escape(s.build.output)}</pre>"
+        )
+    html += _course_html(s)
+    rows = "".join(
+        f"<tr><td>{escape(r.klass)}</td><td>{r.scenarios}</td><td>{r.schedules}</td>"
+        f"<td>{r.passed}</td><td>{r.failed}</td><td>{r.unknown}</td></tr>"
+        for r in class_rows(s.runs)
+    )
+    if s.runs:
+        html.append(
+            "<h2>The kit's campaign</h2><table><tr><th>class</th><th>scenarios</th>"
+            "<th>schedules</th><th>passed</th>"
+            f"<th>failed</th><th>unknown</th></tr>{rows}</table>"
+        )
+    for note in s.notes:
+        html.append(f"<p>{escape(note)}</p>")
+    if shown is not None:
+        r = shown.result
+        title = "First failure, shrunk" if s.shrunk is not None else "First failure"
+        html.append(f"<h2>{title}</h2><p>{escape(r.message)}</p>")
+        if r.evidence:
+            html.append("<p>The verdict rests on: " + escape("; ".join(r.evidence)) + ".</p>")
+        if r.details:
+            html.append(f"<pre>{escape(chr(10).join(r.details))}</pre>")
+        for note in r.notes:
+            html.append(f"<p><i>{escape(note)}</i></p>")
+        if s.shrunk is not None:
+            sh = s.shrunk
+            html.append(
+                f"<p>Shrunk from {escape(sh.original.size())} ({escape(sh.original.name)}) to"
+                f" {escape(sh.case.size())} in {sh.runs} runs; simulator seed {sh.seed}.</p>"
+            )
+        html.append(
+            "<h3>Scenario</h3><table><tr><th>topology (.top)</th><th>events (.events)</th></tr>"
+            f"<tr><td><pre>{escape(format_topology(shown.case.topology))}</pre></td>"
+            f"<td><pre>{escape(format_scenario(shown.case.scenario))}</pre></td></tr></table>"
+        )
+        exp = {x.id: x for x in r.expected}
+        rec = {x.id: x for x in r.recorded}
+        for k in sorted(set(exp) | set(rec)):
+            html.append(f"<h3>Snapshot {k}: expected vs recorded</h3>")
+            html.append(
+                _snap_table(
+                    exp.get(k), rec.get(k), shown.case.topology.ids, shown.case.topology.links
+                )
+            )
+        if r.document is not None and r.document.steps:
+            html.append(f"<h3>The run's schedule (logged)</h3>{_schedule_table(r.document)}")
+        if svg:
+            html.append(f"<h3>Space-time diagram</h3>{svg}")
+        if s.replay:
+            html.append(f"<h3>Replay</h3><pre>{escape(s.replay)}</pre>")
+        if s.exported:
+            html.append(
+                "<h3>Reproduce with go test</h3><p>Written: "
+                + escape(", ".join(str(p) for p in s.exported))
+                + "</p>"
+            )
+    html.append("</body></html>")
+    (folder.path / "report.html").write_text("\n".join(html), encoding="utf-8")
+    out["html"] = folder.path / "report.html"
+    return out

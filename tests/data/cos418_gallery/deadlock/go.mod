@@ -1,3 +1,0 @@
-module chandy_lamport
-
-go 1.21

@@ -1,3 +1,0 @@
-module snapshot
-
-go 1.21
