@@ -375,6 +375,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "give a trace directory or table, exactly one of --runner (package.module:function)"
        " and --node, and a --chunk of at least 1",
        "README.md, section “Data pipeline (Spark)”"),
+    _E("RL-INPUT-GRADE", _BAD, ("InputError",),
+       "a class to grade is malformed: not a folder of submissions nor a .csv class list"
+       " (name,path), no submission, a name given twice or not usable as a folder name, or"
+       " a grade folder that cannot be created",
+       "give a folder with one folder per submission, or a CSV with a header `name,path`"
+       " and one line per submission, and a writable --out",
+       "docs/spark.md, section “Grading a class”"),
     _E("RL-INPUT-COS418", _BAD, ("InputError",),
        "a COS 418 .top, .events or .snap file is malformed, or describes a scenario"
        " that cannot be judged (fewer than 2 servers, not strongly connected)",

@@ -357,7 +357,9 @@ def test_the_sandbox_init_shows_no_configuration(tmp_path: Path) -> None:
     assert cmdline.split(b"\0")[:-1] == [
         os.fsencode(x) for x in (sys.executable, "-I", "-S", "-B", str(INIT_SCRIPT))
     ]
-    for text in (root, str(secret), "a-value-of-the-config", "-c"):
+    # Nothing of the configuration: the run's folders, the program's environment, nor
+    # the program's own command line (the exact list above has no other word).
+    for text in (root, str(secret), "a-value-of-the-config", show):
         assert text.encode() not in cmdline
     # stdin, stdout, stderr, the descriptor handed over, and the one listdir opens
     assert out.decode().strip() == "[0, 1, 2, 3, 4]"

@@ -728,3 +728,121 @@ class _Progress:
         return CheckEvents(
             phase=self.phase, planned=self.planned, run=self.run, phase_done=self.phase_done
         )
+
+
+# --------------------------------------------------------------------------- grade
+
+
+@app.command("grade", epilog=EXIT_CODES)
+def grade_cmd(
+    submissions: Annotated[
+        Path,
+        typer.Argument(
+            help="The class: a folder of submissions (one folder each), or a .csv class list"
+            " (name,path).",
+            show_default=False,
+            callback=existing_path,
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="The grade's folder: journal, gradebook, reports (default:"
+            " ./store/grade-<class>). Run again with the same folder to resume.",
+            callback=output_dir,
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the class's campaign.", callback=count(0))] = 0,
+    scenarios: Annotated[
+        int, typer.Option(help="Generated scenarios, the same for everyone.", callback=count(1))
+    ] = 20,
+    seeds: Annotated[
+        int, typer.Option(help="Simulator seeds per scenario.", callback=count(1, 10_000))
+    ] = 2,
+    race: Annotated[
+        bool, typer.Option("--race", help="Build and run under Go's race detector.")
+    ] = False,
+    shrink_failure: Annotated[
+        bool,
+        typer.Option("--shrink/--no-shrink", help="Shrink each submission's first failure."),
+    ] = True,
+    shrink_seconds: Annotated[
+        float,
+        typer.Option(help="Seconds each shrinking may take.", callback=seconds_option()),
+    ] = 60.0,
+    max_hangs: Annotated[
+        int,
+        typer.Option(
+            help="Hung runs after which a submission's campaign stops (its slot is bounded).",
+            callback=count(1, 1_000_000),
+        ),
+    ] = 3,
+    local: Annotated[
+        bool,
+        typer.Option("--local", help="Grade in this process, one submission after another."),
+    ] = False,
+    master: Annotated[
+        str | None,
+        typer.Option(
+            "--master", help="Spark master (default: $REDLETTER_SPARK_MASTER or local[*])."
+        ),
+    ] = None,
+    driver_memory: Annotated[
+        str | None,
+        typer.Option(
+            "--driver-memory",
+            help="spark.driver.memory (default: $REDLETTER_SPARK_DRIVER_MEMORY or 2g).",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the gradebook as one JSON document.")
+    ] = False,
+) -> None:
+    """Grade a class: every submission judged on the same campaign (the same scenarios
+    and simulator seeds), on Spark; write the gradebook (Parquet, CSV, HTML) and each
+    submission's report. Durable: killed and run again with the same --out, it runs
+    only what has no result yet.
+
+    Exit status 0 once the gradebook is written, whatever the submissions' verdicts;
+    3 without Go or Spark's Java; 5 for a bad class list."""
+    from redletter.pipeline.grade import GradeConfig, discover_submissions, grade_class
+
+    subs = discover_submissions(submissions)
+    root = out if out is not None else Path.cwd() / "store" / f"grade-{submissions.stem}"
+    config = GradeConfig(
+        seed=seed,
+        scenarios=scenarios,
+        seeds=seeds,
+        race=race,
+        shrink=shrink_failure,
+        shrink_seconds=shrink_seconds,
+        max_hangs=max_hangs,
+    )
+
+    def seen(name: str, n: int) -> None:
+        if not as_json:
+            ui.err_console.print(f"graded {name} ({n} result(s) committed)", markup=False)
+
+    spark = None
+    if not local:
+        from redletter.pipeline.session import SparkConfig, get_session
+
+        spark = get_session(SparkConfig.from_env(master=master, driver_memory=driver_memory))
+    summary = grade_class(subs, root, config, spark=spark, on_submission=seen)
+    if as_json:
+        ui.info(
+            json.dumps(
+                {
+                    "submissions": summary.submissions,
+                    "committed_now": summary.committed_now,
+                    "seconds": round(summary.seconds, 2),
+                    "counts": summary.counts(),
+                    "gradebook": str(root / "gradebook.parquet"),
+                    "rows": list(summary.rows),
+                }
+            )
+        )
+    else:
+        ui.grade_summary(summary)
+    done(Exit.OK)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from redletter.pipeline.campaign import CampaignSummary
     from redletter.pipeline.crosscheck import CrosscheckReport
     from redletter.pipeline.explore import LevelReport, SparkExploreResult
+    from redletter.pipeline.grade import GradeSummary
     from redletter.pipeline.ingest import GraphInfo
     from redletter.python_model.apalache import ApalacheRow
     from redletter.python_model.crosscheck import CrosscheckResult
@@ -445,6 +446,43 @@ def pipeline_campaign(summary: CampaignSummary) -> None:
     )
     for trace_id, detail in summary.failures:
         console.print(escape_terminal(f"  {trace_id}: {detail}"), markup=False, soft_wrap=True)
+
+
+def grade_summary(summary: GradeSummary) -> None:
+    """The gradebook, one line per submission, and where its files are."""
+    table = Table(title=f"gradebook: {summary.submissions} submissions", title_justify="left")
+    for col in ("submission", "verdict", "passed", "failed", "unknown", "not run", "first failure"):
+        table.add_column(
+            col, justify="right" if col in ("passed", "failed", "unknown", "not run") else "left"
+        )
+    colours = {"pass": "green", "fail": "red", "build": "red", "bad-input": "red"}
+    for r in summary.rows:
+        v = str(r["verdict"])
+        first = str(r["first_rule"])
+        if first:
+            first += f" ({r['first_scenario']}, seed {r['first_seed']})"
+        table.add_row(
+            escape_terminal(str(r["submission"])),
+            f"[{colours.get(v, 'yellow')}]{v}[/]",
+            str(r["passed"]),
+            str(r["failed"]),
+            str(r["unknown"]),
+            str(r["not_run"]),
+            escape_terminal(first),
+        )
+    console.print(table)
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(summary.counts().items()))
+    console.print(
+        f"{counts}; {summary.committed_now} result(s) committed now in {summary.seconds:.1f} s",
+        markup=False,
+        soft_wrap=True,
+    )
+    console.print(f"gradebook: {summary.out / 'gradebook.html'}", markup=False, soft_wrap=True)
+    console.print(
+        f"tables: {summary.out / 'gradebook.parquet'}, {summary.out / 'gradebook.csv'}",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def pipeline_level(r: LevelReport) -> None:
