@@ -16,6 +16,13 @@ With ``--campaign N``: writes N MCToken2 edge-tour traces and runs the same camp
 
     python bench/bench_pipeline.py --campaign 300 --bfs MCToken2
 
+With ``--grade N``: a class of N submissions (the gallery's packages of both
+dialects, correct and buggy, and copies of them made distinct by a comment) graded
+on the same campaign (``--grade-scenarios`` x 2 seeds) with ``--local`` (no JVM),
+on Spark ``local[1]`` and on ``local[2]``, each in its own process; the gradebooks
+must be the same, and the speed-up ``local[2]`` over ``local[1]`` is printed.  With
+``--campaign N`` the campaign also runs on ``local[1]`` for its own speed-up.
+
 With ``--synthetic-mb N``: writes a synthetic DOT of about N MB in TLC 2.15's format
 (``bench/bench_dot.py``'s generator) and ingests it with ``--driver-memory``
 (default 512m) to show that the streaming ingest's memory does not grow with the file.
@@ -31,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -59,7 +67,7 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def _measure(args: list[str]) -> dict[str, float]:
+def _measure(args: list[str]) -> dict[str, Any]:
     """Run ``bench_pipeline.py --one ...`` in a child; its JSON plus peak tree RSS."""
     proc = subprocess.Popen(
         [sys.executable, __file__, "--one", *args], stdout=subprocess.PIPE, cwd=ROOT
@@ -71,7 +79,7 @@ def _measure(args: list[str]) -> dict[str, float]:
     out = proc.stdout.read().decode() if proc.stdout else ""
     if proc.returncode != 0:
         raise SystemExit(f"child {args} failed with exit {proc.returncode}")
-    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     result["peak_mb"] = peak / 1024
     return result
 
@@ -95,6 +103,34 @@ def _one(argv: list[str]) -> None:
 
             n = explore(load_model(model, ROOT / "spec")).distinct
         print(json.dumps({"startup": 0.0, "seconds": time.perf_counter() - t0, "states": n}))
+        return
+    if what == "grade":
+        from redletter.pipeline.grade import GradeConfig, discover_submissions, grade_class
+
+        dest = Path(argv[5])
+        import shutil
+
+        shutil.rmtree(dest, ignore_errors=True)
+        cfg = GradeConfig(scenarios=int(argv[6]), seeds=2, shrink=False)
+        spark = None
+        t1 = t0
+        if master != "-":
+            from redletter.pipeline.session import SparkConfig, get_session
+
+            spark = get_session(SparkConfig(master=master, driver_memory=memory))
+            t1 = time.perf_counter()
+        graded = grade_class(discover_submissions(graph), dest, cfg, spark=spark)
+        book = [(r["submission"], r["verdict"], r["passed"], r["failed"]) for r in graded.rows]
+        print(
+            json.dumps(
+                {
+                    "startup": t1 - t0,
+                    "seconds": time.perf_counter() - t1,
+                    "states": len(graded.rows),
+                    "book": book,
+                }
+            )
+        )
         return
     if what in ("campaign-spark", "explore-spark"):
         from redletter.pipeline.session import SparkConfig, get_session
@@ -150,6 +186,28 @@ def _one(argv: list[str]) -> None:
     print(json.dumps(out))
 
 
+def _make_class(folder: Path, n: int) -> Path:
+    """N submissions from the gallery, cycling through its entries (both dialects,
+    correct and buggy); a copy made distinct by a comment in one file."""
+    import shutil
+
+    from tests.cos418_gallery import ENTRIES, materialize
+
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    pool = [e.name for e in ENTRIES if e.expect in ("pass", "fail") and "sleepy" not in e.name]
+    made = Path(tempfile.mkdtemp(prefix="bench_class_"))
+    for i in range(n):
+        entry = pool[i % len(pool)]
+        src = materialize(entry, made / str(i))
+        dest = folder / f"s{i:03d}-{entry.replace('/', '-')}"
+        shutil.copytree(src, dest)
+        go = sorted(dest.glob("*.go"))[0]
+        go.write_text(go.read_text() + f"\n// submission {i}\n")
+    shutil.rmtree(made, ignore_errors=True)
+    return folder
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--one":
         _one(sys.argv[2:])
@@ -162,6 +220,8 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="directory to keep the graphs in")
     ap.add_argument("--campaign", type=int, default=0, help="MCToken2 traces for the campaign")
     ap.add_argument("--bfs", default="", help="model for the distributed BFS (e.g. MCToken2)")
+    ap.add_argument("--grade", type=int, default=0, help="submissions in the class to grade")
+    ap.add_argument("--grade-scenarios", type=int, default=10, help="scenarios of the class")
     ap.add_argument(
         "--bfs-graph",
         action="store_true",
@@ -170,7 +230,7 @@ def main() -> None:
     a = ap.parse_args()
     work = a.keep or Path(tempfile.mkdtemp(prefix="bench_pipeline_"))
     work.mkdir(parents=True, exist_ok=True)
-    rows: list[tuple[str, dict[str, float]]] = []
+    rows: list[tuple[str, dict[str, Any]]] = []
     if a.dot:
         graph = str(work / "graph")
         rows.append(
@@ -189,12 +249,33 @@ def main() -> None:
         rows.append(
             ("campaign single-process", _measure(["campaign-local", str(tdir), "-", "-", "-"]))
         )
-        rows.append(
-            (
-                "campaign spark local[2]",
-                _measure(["campaign-spark", str(tdir), "-", "local[2]", "2g", str(work / "res")]),
+        for master in ("local[1]", "local[2]"):
+            rows.append(
+                (
+                    f"campaign spark {master}",
+                    _measure(["campaign-spark", str(tdir), "-", master, "2g", str(work / "res")]),
+                )
             )
-        )
+    if a.grade:
+        cls = _make_class(work / "class", a.grade)
+        for master in ("-", "local[1]", "local[2]"):
+            name = "grade --local" if master == "-" else f"grade spark {master}"
+            rows.append(
+                (
+                    name,
+                    _measure(
+                        [
+                            "grade",
+                            str(cls),
+                            "-",
+                            master,
+                            "2g",
+                            str(work / "grade"),
+                            str(a.grade_scenarios),
+                        ]
+                    ),
+                )
+            )
     if a.bfs:
         rows.append(("explore single-process", _measure(["explore-local", "-", a.bfs, "-", "-"])))
         for master in ("local[1]", "local[2]"):
@@ -248,6 +329,14 @@ def main() -> None:
     if len(spark_rows) == 2:
         one, two = (spark_rows[f"crosscheck spark local[{k}]"]["seconds"] for k in (1, 2))
         print(f"speed-up local[2] over local[1]: {one / two:.2f}x")
+    for what in ("campaign", "grade"):
+        pair = {n: r for n, r in rows if n.startswith(f"{what} spark")}
+        if len(pair) == 2:
+            one, two = (pair[f"{what} spark local[{k}]"]["seconds"] for k in (1, 2))
+            print(f"{what} speed-up local[2] over local[1]: {one / two:.2f}x (target >= 1.8)")
+    books = [r["book"] for n, r in rows if n.startswith("grade")]
+    if books:
+        print(f"gradebooks of the grade runs the same: {all(b == books[0] for b in books)}")
     bfs_rows = {n: r for n, r in rows if n.startswith("explore spark")}
     if len(bfs_rows) == 2:
         one, two = (bfs_rows[f"explore spark local[{k}]"]["seconds"] for k in (1, 2))

@@ -43,7 +43,7 @@ FREE_TEXT = {
 FREE_TEXT |= {
     ("pipeline", c, "--master")
     for c in ("explore", "lemmas", "crosscheck", "ingest-dot", "ingest-python", "campaign")
-}
+} | {("cos418", "grade", "--master")}
 
 
 def _commands() -> Iterator[tuple[tuple[str, ...], Any]]:

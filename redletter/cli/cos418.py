@@ -37,6 +37,7 @@ from redletter.cli.options import (
     output_dir,
     seconds_option,
 )
+from redletter.cli.pipeline import MasterOption, MemoryOption
 from redletter.errors import Exit, InputError
 from redletter.untrusted import check_regular
 
@@ -782,19 +783,8 @@ def grade_cmd(
         bool,
         typer.Option("--local", help="Grade in this process, one submission after another."),
     ] = False,
-    master: Annotated[
-        str | None,
-        typer.Option(
-            "--master", help="Spark master (default: $REDLETTER_SPARK_MASTER or local[*])."
-        ),
-    ] = None,
-    driver_memory: Annotated[
-        str | None,
-        typer.Option(
-            "--driver-memory",
-            help="spark.driver.memory (default: $REDLETTER_SPARK_DRIVER_MEMORY or 2g).",
-        ),
-    ] = None,
+    master: MasterOption = None,
+    driver_memory: MemoryOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the gradebook as one JSON document.")
     ] = False,
