@@ -74,12 +74,15 @@ PYTEST_RUN = rc=0; $(BIN)/pytest $(1) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests, which counts as a failure" >&2; exit 1; fi; \
 	exit $$rc
 
-test: venv tlc ## Run the fast tests (everything not marked slow or long); no tests collected is a failure
-	@$(call PYTEST_RUN,-m "not slow and not long" --durations=15)
+# Test workers (pytest-xdist): the suites keep two cores busy; TEST_JOBS=0 runs in one process.
+TEST_JOBS ?= 2
+
+test: venv tlc ## Run the fast tests (everything not marked slow or long) on TEST_JOBS workers; no tests collected is a failure
+	@$(call PYTEST_RUN,-m "not slow and not long" -n $(TEST_JOBS) --durations=15)
 
 test-slow: venv tlc go-node ## Run the slow tests CI runs (each guards something no fast test does)
 	@$(MAKE) --no-print-directory browser || echo "note: no Chromium, so the browser tests will be skipped (see make browser)"
-	@$(call PYTEST_RUN,-m "slow and not long" --durations=15)
+	@$(call PYTEST_RUN,-m "slow and not long" -n $(TEST_JOBS) --durations=15)
 
 test-browser: venv tlc ## Run only the browser tests (the explorer and a run report in headless Chromium)
 	@$(MAKE) --no-print-directory browser

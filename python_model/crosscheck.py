@@ -39,6 +39,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from array import array
 from collections import deque
@@ -1111,11 +1112,13 @@ class CrosscheckHook:
         self.spec_dir = spec_dir
         self.results: list[CrosscheckResult] = []
         self._tmp: Path | None = None
+        self._lock = threading.Lock()  # ``redletter check --jobs``: models at once
 
     def _dir(self) -> Path:
-        if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="redletter-crosscheck-"))
-        return self._tmp
+        with self._lock:
+            if self._tmp is None:
+                self._tmp = Path(tempfile.mkdtemp(prefix="redletter-crosscheck-"))
+            return self._tmp
 
     def tlc_args(self, entry: ModelEntry) -> list[str]:
         """The extra TLC arguments for ``entry``'s run (none without a Python mirror)."""
@@ -1143,7 +1146,8 @@ class CrosscheckHook:
         finally:
             dot.unlink(missing_ok=True)
             base.with_name(f"{entry.model}_liveness.dot").unlink(missing_ok=True)  # the link
-        self.results.append(r)
+        with self._lock:
+            self.results.append(r)
         return r.summary()
 
     def close(self) -> None:

@@ -1,13 +1,15 @@
 """``redletter check``: model-check a suite and compare it with the manifest.
 
 This module computes; :mod:`redletter.ui` shows.  :func:`check_models` runs TLC
-on each model in turn, compares each result with its manifest row, and asks an
-optional cross-check hook for the last column of the table.
+on each model (several at once if asked), compares each result with its manifest
+row, and asks an optional cross-check hook for the last column of the table.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from redletter.errors import InputError
@@ -75,18 +77,27 @@ def check_models(
     crosscheck_hook: CrosscheckHook | None = None,
     tlc_args: TlcArgsHook | None = None,
     workers: int = 2,
+    jobs: int = 1,
 ) -> list[CheckRow]:
-    """Run TLC on each entry and compare with the manifest, in order; ``tlc_args``
-    adds arguments to each TLC run, ``crosscheck_hook`` fills the last column."""
+    """Run TLC on each entry and compare with the manifest; ``tlc_args``
+    adds arguments to each TLC run, ``crosscheck_hook`` fills the last column.
+
+    ``jobs`` models are checked at once (each TLC with ``workers`` workers, and
+    each model's cross-check beside the next model's TLC run); the rows come back
+    in the order of ``entries`` whatever the order the models finish in.
+    """
     require_java()
     jar = require_tlc_jar(project.cache_dir)
     obs = observer or CheckObserver()
-    rows: list[CheckRow] = []
-    for index, entry in enumerate(entries):
-        obs.model_started(entry, index, len(entries))
+    lock = threading.Lock()
 
-        def on_progress(report: Progress, entry: ModelEntry = entry) -> None:
-            obs.progress(entry, report)
+    def one(index: int, entry: ModelEntry) -> CheckRow:
+        with lock:
+            obs.model_started(entry, index, len(entries))
+
+        def on_progress(report: Progress) -> None:
+            with lock:
+                obs.progress(entry, report)
 
         result = run_tlc(
             entry.model,
@@ -100,9 +111,20 @@ def check_models(
         )
         cross = crosscheck_hook(entry, result) if crosscheck_hook is not None else NO_CROSSCHECK
         row = CheckRow(comparison=compare(entry, result), crosscheck=cross)
-        rows.append(row)
-        obs.model_finished(row)
-    return rows
+        with lock:
+            obs.model_finished(row)
+        return row
+
+    if jobs <= 1 or len(entries) <= 1:
+        return [one(i, e) for i, e in enumerate(entries)]
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="redletter-check")
+    try:
+        futures = [pool.submit(one, i, e) for i, e in enumerate(entries)]
+        return [f.result() for f in futures]
+    finally:
+        # On an error or an interrupt: start no other model; the TLC runs under way
+        # end with the kit (their JVMs are its children and read its pipe).
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def load_project_manifest(project: Project) -> Manifest:

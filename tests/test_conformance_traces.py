@@ -64,6 +64,9 @@ def test_random_walks_are_deterministic_and_concurrent() -> None:
 
 
 @pytest.mark.slow
+# CI time: `make test-long` runs it; test_random_walks_are_deterministic_and_concurrent is its
+# fast cousin
+@pytest.mark.long
 def test_mcconcurrent_traces_reach_concurrent_snapshots() -> None:
     cfg = load_model("MCConcurrent", SPEC)
     traces = generate("MCConcurrent", SPEC)

@@ -341,7 +341,7 @@ RULES: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
 
 #: A small campaign for correct entries (sleepy-collect sleeps 3 s per snapshot).
 QUICK = CheckOptions(scenarios=8, seeds=2, shrink=False)
-SLEEPY = CheckOptions(scenarios=4, seeds=1, shrink=False)
+SLEEPY = CheckOptions(scenarios=2, seeds=1, shrink=False)
 
 
 def _check(pkg: Path, tmp: Path, options: CheckOptions) -> PackageCheck:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -187,8 +188,10 @@ def _processes_tagged(tag: str, *, but: int = -1) -> list[int]:
 
 
 def _leftovers() -> set[str]:
-    """The kit's temporary directories and this process's sandbox cgroups."""
-    tmp = {p.name for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("redletter-")}
+    """This process's temporary directories of the kit (named ``redletter-<kind>-<pid>-``,
+    so that a test worker running beside this one does not count) and its sandbox cgroups."""
+    own = re.compile(rf"redletter-[a-z0-9]+-{os.getpid()}-")
+    tmp = {p.name for p in Path(tempfile.gettempdir()).iterdir() if own.match(p.name)}
     cgroups = set()
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, ctrls, path = line.split(":", 2)

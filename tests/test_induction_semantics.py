@@ -156,8 +156,9 @@ def _worlds(case: Case, app: ConcreteApp, run: Run) -> list[cc.World]:
     return [cc.World(r, p, g) for r, p, g in zip(states, prophecy, ghosts, strict=True)]
 
 
-def _concrete_labels(case: Case, app: ConcreteApp, run: Run, t: int, w: cc.World,
-                     nxt: cc.World | None) -> dict[str, bool]:
+def _concrete_labels(
+    case: Case, app: ConcreteApp, run: Run, t: int, w: cc.World, nxt: cc.World | None
+) -> dict[str, bool]:
     states, steps = run
     values = cc.conjuncts(case, w)
     values.update(cc.well_formed(case, w))
@@ -196,9 +197,7 @@ def test_every_conjunct_and_obligation_holds_along_real_runs(
             assert not bad, f"seed {seed}, state {t}: {bad}"
 
 
-def _meaningful(
-    case: Case, s: object, w: cc.World
-) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+def _meaningful(case: Case, s: object, w: cc.World) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
     """The assignment without the order bits of red letters the buffer does not hold
     (the encoding leaves them free)."""
     from redletter.python_model.symbolic.induction.state import SymState
@@ -228,7 +227,7 @@ def _z3_true(e: z3.ExprRef, pairs: list[tuple[z3.ExprRef, z3.ExprRef]]) -> bool:
     [
         ("complete", 2, 2, 3),
         pytest.param("complete", 2, 2, 12, marks=pytest.mark.slow),
-        pytest.param("ring", 3, 1, 8, marks=pytest.mark.slow),
+        pytest.param("ring", 3, 1, 8, marks=pytest.mark.long),  # CI time
     ],
 )
 def test_the_encoding_agrees_with_the_concrete_semantics_on_real_runs(

@@ -134,7 +134,10 @@ def test_every_completed_snapshot_of_the_larger_models(model: str) -> None:
 
 
 FAST_MUTANTS = ["MCNoChannelRecordingFailure", "MCLateRedLetterFailure", "MCNonFifoFailure"]
-SLOW_MUTANTS = ["MCStopAtFirstRedLetterFailure", "MCMixedSnapshotsFailure"]
+SLOW_MUTANTS = [
+    "MCStopAtFirstRedLetterFailure",
+    pytest.param("MCMixedSnapshotsFailure", marks=pytest.mark.long),  # CI time
+]
 
 
 def _all_ways_report(model: str) -> None:

@@ -243,6 +243,8 @@ KILL_SEED = int(os.environ.get("REDLETTER_KILL_SEED", "20240611"))
 
 
 @pytest.mark.slow
+# CI time: `make test-long` runs it; test_resume_after_kill kills and resumes once in CI
+@pytest.mark.long
 def test_twenty_kills_lose_and_repeat_nothing(tmp_path: Path) -> None:
     """``kill -9`` of a campaign at 20 random moments (seeded), then a run to the end:
     exactly the results of an uninterrupted campaign, none lost, none committed twice."""

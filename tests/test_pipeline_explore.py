@@ -49,7 +49,12 @@ def test_encoding_round_trips_every_state_of_a_model() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "model", ["MCToken2", pytest.param("MCSequential", marks=pytest.mark.long)]
+    "model",
+    # CI time: test_graph_equals_the_python_explorers compares the whole graph
+    [
+        pytest.param("MCToken2", marks=pytest.mark.long),
+        pytest.param("MCSequential", marks=pytest.mark.long),
+    ],
 )
 def test_counts_equal_the_manifest(spark: SparkSession, tmp_path: Path, model: str) -> None:
     cfg = load_model(model, SPEC)
@@ -108,6 +113,9 @@ def test_out_must_not_be_a_foreign_directory(spark: SparkSession, tmp_path: Path
 
 
 @pytest.mark.slow
+# CI time: `make test-long` runs it; test_counts_equal_the_manifest checks the default search's
+# counts in CI
+@pytest.mark.long
 def test_the_visited_anti_join_gives_the_broadcasts_counts(
     spark: SparkSession, tmp_path: Path
 ) -> None:

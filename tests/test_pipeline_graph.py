@@ -151,6 +151,9 @@ def _perturb(src: Path, out: Path) -> tuple[str, str, tuple[int, str, int]]:
 
 @pytest.mark.tlc
 @pytest.mark.slow
+# CI time: `make test-long` runs it; test_python_adapter_and_jsonl_match_tlc and the fast
+# perturbation tests cover the cross-check's differences
+@pytest.mark.long
 def test_crosscheck_perturbed(spark: SparkSession, token2: Path, tmp_path: Path) -> None:
     old, new, _ = _perturb(token2, tmp_path / "p")
     edges = pq.read_table(token2 / "edges")

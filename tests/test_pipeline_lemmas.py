@@ -48,7 +48,11 @@ def test_reachable_pairs_tells_origins_apart(spark: SparkSession) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("model", "passes"), [("MCToken2", True), ("MCNoChannelRecordingFailure", False)]
+    ("model", "passes"),
+    [
+        pytest.param("MCToken2", True, marks=pytest.mark.long),  # CI time
+        ("MCNoChannelRecordingFailure", False),
+    ],
 )
 def test_equal_to_single_process(
     spark: SparkSession, tmp_path: Path, model: str, passes: bool

@@ -308,7 +308,10 @@ def _cases(mutants: list[tuple[str, dict[str, str]]], long: set[str]) -> list[ob
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "overrides"), _cases(MUTANTS, {"StopAtFirst", "TurnsRedInAll"}))
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    _cases(MUTANTS, {"StopAtFirst", "TurnsRedInAll", "LateEnqueue", "NoRecording"}),
+)
 def test_hypothesis_finds_and_shrinks_each_mutant(
     name: str, overrides: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -322,7 +325,8 @@ LEMMA_MUTANTS = [m for m in MUTANTS if m[0] != "StarterOnly"]  # StarterOnly nev
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("name", "overrides"), _cases(LEMMA_MUTANTS, {"StopAtFirst", "TurnsRedInAll", "AnyPosition"})
+    ("name", "overrides"),
+    _cases(LEMMA_MUTANTS, {"StopAtFirst", "TurnsRedInAll", "AnyPosition", "LateEnqueue"}),
 )
 def test_the_three_lemma_checks_alone_find_each_mutant(
     name: str, overrides: dict[str, str], capsys: pytest.CaptureFixture[str]

@@ -209,6 +209,8 @@ def _ring4(snapshots: int, depth: int) -> SymParams:
 
 
 @pytest.mark.slow
+# CI time: `make test-long` runs it; the fast BMC tests run smaller rings
+@pytest.mark.long
 def test_bmc_ring_of_four_depth_ten_finds_no_violation() -> None:
     params = _ring4(1, 10)
     result = bmc(params, 10)

@@ -148,6 +148,9 @@ def test_python_cells_match_the_manifest(model: str) -> None:
 
 
 @pytest.mark.slow
+# CI time: `make test-long` runs it; test_python_cells_match_the_manifest checks cells per model
+# in the fast suite
+@pytest.mark.long
 def test_every_python_cell_matches_the_manifest() -> None:
     run = check_teeth(Project(ROOT), MANIFEST, engines=("python",))
     assert run.mismatches == []

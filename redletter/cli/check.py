@@ -49,7 +49,15 @@ ModelsOption = Annotated[
 def check_cmd(
     suite: SuiteOption = "default",
     model: ModelsOption = None,
-    workers: WorkersOption = 2,
+    workers: WorkersOption = 1,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            help="Models checked at once, each TLC with --workers threads (1 to 64).",
+            callback=count(1, 64),
+        ),
+    ] = 2,
     crosscheck: Annotated[
         bool,
         typer.Option(
@@ -73,10 +81,13 @@ def check_cmd(
             entries,
             observer=live,
             workers=workers,
+            jobs=jobs,
             crosscheck_hook=hook if crosscheck else None,
             tlc_args=hook.tlc_args if crosscheck else None,
         )
     ui.report_check(rows)
+    order = {e.model: i for i, e in enumerate(entries)}
+    hook.results.sort(key=lambda r: order.get(r.model, len(order)))  # as the table
     ui.report_check_crosscheck(hook.results)
     if crosscheck:
         ui.report_unmirrored([e.model for e in entries if not e.python])
