@@ -334,9 +334,16 @@ def main() -> None:
         if len(pair) == 2:
             one, two = (pair[f"{what} spark local[{k}]"]["seconds"] for k in (1, 2))
             print(f"{what} speed-up local[2] over local[1]: {one / two:.2f}x (target >= 1.8)")
-    books = [r["book"] for n, r in rows if n.startswith("grade")]
+    books = [(n, r["book"]) for n, r in rows if n.startswith("grade")]
     if books:
-        print(f"gradebooks of the grade runs the same: {all(b == books[0] for b in books)}")
+        same = all(b == books[0][1] for _, b in books)
+        print(f"gradebooks of the grade runs the same: {same}")
+        if not same:  # the rows that differ, (submission, verdict, passed, failed) per run
+            first_name, first = books[0]
+            for name, book in books[1:]:
+                for a_row, b_row in zip(first, book, strict=False):
+                    if tuple(a_row) != tuple(b_row):
+                        print(f"  {first_name}: {tuple(a_row)}  {name}: {tuple(b_row)}")
     bfs_rows = {n: r for n, r in rows if n.startswith("explore spark")}
     if len(bfs_rows) == 2:
         one, two = (bfs_rows[f"explore spark local[{k}]"]["seconds"] for k in (1, 2))
