@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -108,8 +109,6 @@ def _one(argv: list[str]) -> None:
         from redletter.pipeline.grade import GradeConfig, discover_submissions, grade_class
 
         dest = Path(argv[5])
-        import shutil
-
         shutil.rmtree(dest, ignore_errors=True)
         cfg = GradeConfig(scenarios=int(argv[6]), seeds=2, shrink=False)
         spark = None
@@ -138,8 +137,6 @@ def _one(argv: list[str]) -> None:
         spark = get_session(SparkConfig(master=master, driver_memory=memory))
         t1 = time.perf_counter()
         if what == "campaign-spark":
-            import shutil
-
             from redletter.pipeline.campaign import discover_traces, run_campaign
             from redletter.pipeline.runners import reference_runner
 
@@ -189,8 +186,6 @@ def _one(argv: list[str]) -> None:
 def _make_class(folder: Path, n: int) -> Path:
     """N submissions from the gallery, cycling through its entries (both dialects,
     correct and buggy); a copy made distinct by a comment in one file."""
-    import shutil
-
     from tests.cos418_gallery import ENTRIES, materialize
 
     shutil.rmtree(folder, ignore_errors=True)
