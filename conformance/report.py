@@ -372,6 +372,20 @@ def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, n
             "message in flight delivered in FIFO order), added so that both shadow "
             "networks can be drawn. The node was judged on the shrunk schedule."
         )
+    end = pr.states[-1]
+    open_snaps = [
+        str(cfg.snaps[k])
+        for k in range(len(cfg.snaps))
+        if end.s0[k] is not None and end.sf[k] is None
+    ]
+    if open_snaps:
+        which = ", ".join(open_snaps)
+        subtitle += (
+            f" Snapshot {which} cannot complete in the model even after its own completion "
+            "(the application cannot receive what is still in flight), so its shadow networks, "
+            "which start from or end in the snapshot state, are not drawn; the recorded-so-far "
+            "panel and the invariants show the partial snapshot step by step."
+        )
     data = explorer_data(
         pr,
         title=f"{trace.model}: {trace.name}",
