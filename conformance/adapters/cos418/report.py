@@ -497,7 +497,13 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
         if r.document is not None and r.document.steps:
             html.append(f"<h3>The run's schedule (logged)</h3>{_schedule_table(r.document)}")
         if svg:
-            html.append(f"<h3>Space-time diagram</h3>{svg}")
+            html.append(
+                "<h3>Space-time diagram: expected vs recorded</h3><p>The sends and receipts "
+                "are the course's log of the run. Where each server records its state and "
+                "which messages are recorded in flight are what Chandy–Lamport records for "
+                "this run (expected), not what the package recorded; what the package "
+                "returned is written beside each server, under what was expected.</p>" + svg
+            )
         if s.replay:
             html.append(f"<h3>Replay</h3><pre>{escape(s.replay)}</pre>")
         if s.exported:
