@@ -9,7 +9,9 @@ Every run writes to its own folder ``store/<timestamp>-<name>/`` (git-ignored):
 - ``diagram.svg``: its space-time diagram, what the node did (sends, receives,
   recorded states and messages, what each snapshot recorded; redletter/render/diagram.py);
 - ``explain.html`` (a failure): the proof explorer of the same schedule in the model
-  (redletter/render/explorer.py), the step where the node diverges marked;
+  (redletter/render/explorer.py), the step where the node diverges marked, continued
+  with the model's own completion when the snapshot is still open (so that both
+  shadow networks can be drawn); ``explain.itf.json`` is the run it shows;
 - ``report.html``: the verdict, the divergence in words with the properties it
   breaks, the shrunk schedule with that step marked, the diagram with its column
   shaded, the replay command and every trace judged (redletter/render/report.py).
@@ -349,7 +351,8 @@ def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, n
     marked on the page."""
     cfg = model_of(trace)
     steps = [(a, dict(ps)) for a, ps in trace.steps]
-    extra = [(a, dict(ps)) for a, ps in completion_steps(cfg, trace.steps)]
+    completion = completion_steps(cfg, trace.steps)
+    extra = [(a, dict(ps)) for a, ps in completion]
     states = replay_states(cfg, trace.steps)
     pr = prove_run(cfg, states[0], steps + extra)
     at = divergence_step if divergence_step else len(steps)
@@ -386,11 +389,15 @@ def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, n
             "which start from or end in the snapshot state, are not drawn; the recorded-so-far "
             "panel and the invariants show the partial snapshot step by step."
         )
+    # the page's own run (the schedule and its completion), so that its command
+    # rebuilds this very page
+    shown = folder.path / "explain.itf.json"
+    write_trace(shown, trace.with_steps(trace.steps + completion, name=f"{trace.name}-explained"))
     data = explorer_data(
         pr,
         title=f"{trace.model}: {trace.name}",
         subtitle=subtitle,
-        command=f"redletter explain --itf {folder.shrunk}",
+        command=f".venv/bin/redletter explain --itf {shown}",
         annotations=[note],
         added_from=len(steps) + 1 if extra else None,
     )

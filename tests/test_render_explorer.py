@@ -202,3 +202,46 @@ def test_a_cos418_picture_names_the_expectation_and_the_packages_record() -> Non
     svg = draw(layout(["N1", "N2"], [], records=notes, words=EXPECTED_WORDS)).svg
     assert "expected vs recorded, by snapshot" in svg
     assert "recorded by each snapshot" not in svg
+
+
+def test_a_failing_runs_folder_holds_the_explorer_and_the_run_it_shows(tmp_path: Path) -> None:
+    from redletter.conformance.judges.drive import judge_trace
+    from redletter.conformance.nodes.mutants import MUTANTS
+    from redletter.conformance.report import new_run_folder, write_report
+    from redletter.conformance.shrink import ShrinkResult
+    from redletter.conformance.traces import Trace, read_trace, write_trace
+
+    cfg = load_model("MCToken2", SPEC)
+    # a trace of MCToken2 with the shrunk steps (the model's text as spec/ has it)
+    model_tla = (SPEC / "MCToken2.tla").read_text(encoding="utf-8")
+    model_cfg = (SPEC / "MCToken2.cfg").read_text(encoding="utf-8")
+    trace_in = Trace("t", "MCToken2", "test", SHRUNK, model_tla, model_cfg)
+    written = write_trace(tmp_path / "t.itf.json", trace_in, cfg)
+    trace = read_trace(written)
+    node = InProcessNode(MUTANTS["no-channel-recording"].factory)
+    r = judge_trace(trace, node, drain=False)
+    assert r.divergence is not None and r.divergence.step == 3
+    folder = new_run_folder(tmp_path / "store", "t")
+    out = write_report(
+        folder, [r], node_cmd="mutant", shrunk=ShrinkResult(trace, r, 1, len(SHRUNK))
+    )
+    page = out["explorer"].read_text(encoding="utf-8")
+    data = _payload(page)
+    assert data["addedFrom"] == 4 and len(data["steps"]) == 6  # type: ignore[arg-type]
+    shown = read_trace(folder.path / "explain.itf.json")
+    assert shown.steps == SHRUNK + completion_steps(cfg, SHRUNK)
+    assert (
+        data["command"] == f".venv/bin/redletter explain --itf {folder.path / 'explain.itf.json'}"
+    )
+    walks = data["walks"]
+    assert isinstance(walks, list)
+    assert [(w["lemma"], w["available"], w["ok"]) for w in walks] == [
+        (0, True, True),
+        (1, True, True),
+    ]
+    assert str(data["subtitle"]).endswith(
+        "The shrunk schedule ends at step 3, before every snapshot completes; steps 4–5 are "
+        "the model's own completion (the judge's drain: every message in flight delivered in "
+        "FIFO order), added so that both shadow networks can be drawn. The node was judged on "
+        "the shrunk schedule."
+    )
