@@ -90,6 +90,7 @@ def state_fingerprint(s: Keyed) -> int:
     digest = hashlib.blake2b(marshal.dumps(fields, 2), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True)
 
+
 RawParams: TypeAlias = tuple[int, ...]
 """An opaque binding of an action, small ints (meaningful to its engine only)."""
 
