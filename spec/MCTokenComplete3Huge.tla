@@ -1,7 +1,7 @@
 ----------------------- MODULE MCTokenComplete3Huge --------------------------
 (***************************************************************************)
 (* MCTokenComplete3Large made larger than one process's memory: three      *)
-(* machines, every pair connected both ways, a token on each, up to five   *)
+(* machines, every pair connected both ways, a token on each, up to four   *)
 (* application actions per snapshot, and one snapshot that p1 or p2 (or   *)
 (* both) may start.  Several million distinct states: the single-process   *)
 (* explorer needs more than 1 GiB for it, the Spark search does not (see   *)
@@ -16,5 +16,5 @@ MCTokens        == [p1 |-> 1, p2 |-> 1, p3 |-> 1]
 MCSnap          == {1}
 MCStarters      == 1 :> {"p1", "p2"}
 MCSequential    == FALSE
-MCMaxAppActions == 5
+MCMaxAppActions == 4
 =============================================================================
