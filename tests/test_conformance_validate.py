@@ -100,16 +100,16 @@ def test_marker_after_app_fails_at_the_overtaking_send() -> None:
         (
             '{"node":"p1","seq":2,"event":"jump"}',
             "bad.ndjson:2: 'event' must be one of send, receive, internal, start_snapshot, "
-            'record_state, record_message, close_channel, complete, got "jump"',
+            'record_state, record_message, close_channel, complete, init, end, got "jump"',
         ),
         (
             '{"node":"p1","seq":2,"event":"send","channel":["p2","p1"],"msg":{"app":1}}',
             "bad.ndjson:2: a send event of p1 must have p1 as the channel's src, got p2 -> p1",
         ),
         (
-            '{"node":"p1","seq":2,"event":"send","channel":["p1","p2"],"msg":{"app":-1}}',
-            'bad.ndjson:2: \'msg\' must be {"app": n >= 0}, {"marker": k >= 1} or '
-            '{"internal": e >= 0}, got {"app": -1}',
+            '{"node":"p1","seq":2,"event":"send","channel":["p1","p2"],"msg":{"marker":0}}',
+            'bad.ndjson:2: \'msg\' must be {"app": any value}, {"marker": snapshot} or '
+            '{"internal": e}, got {"marker": 0}',
         ),
         (
             '{"node":"p1","seq":1,"event":"start_snapshot","snapshot":1}',

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TypeAlias, cast
 
 from redletter.conformance import protocol as p
-from redletter.conformance.eventlog import ACTIONS, LogEvent, merge_logs
+from redletter.conformance.eventlog import ACTIONS, LogEvent, SnapshotId, merge_logs, show
 from redletter.conformance.logcheck import check_logs, read_logs
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
@@ -60,7 +60,7 @@ def _chan(c: tuple[str, str]) -> str:
 class SnapshotCheck:
     """Whether the log's snapshot ``snapshot`` is the one the algorithm records."""
 
-    snapshot: int
+    snapshot: SnapshotId
     ok: bool
     message: str
     broken: tuple[str, ...] = ()  #: lemmas the log's snapshot breaks
@@ -76,6 +76,9 @@ class Validation:
     divergence: Divergence | None
     snapshots: tuple[SnapshotCheck, ...]
     notes: tuple[str, ...] = ()
+    #: every divergence found, in run order (the first is :attr:`divergence`)
+    divergences: tuple[Divergence, ...] = ()
+    what: str = "events replayed in the model"
 
     @property
     def first(self) -> Divergence | None:
@@ -89,9 +92,18 @@ class Validation:
 
     def explanation(self) -> str:
         """The verdict in words (several lines)."""
-        lines = [f"{self.verdict}: {self.events} events replayed in the model"]
+        lines = [f"{self.verdict}: {self.events} {self.what}"]
         if self.divergence is not None:
             lines.append("first divergence: " + self.divergence.describe())
+        rest = [d for d in self.divergences if d is not self.divergence]
+        if rest:
+            lines.append(f"{len(rest)} more:")
+            lines += [
+                f"  {d.path}:{d.line}: {d.kind}"
+                + (f" ({d.why})" if d.why and d.path is not None else "")
+                + f": {d.summary}"
+                for d in rest
+            ]
         lines += [s.message for s in self.snapshots]
         lines += self.notes
         return "\n".join(lines)
@@ -135,7 +147,7 @@ class _Replay:
     def __init__(self, cfg: ModelConfig) -> None:
         self.cfg = cfg
         self.s: State = init_states(cfg)[0]
-        self.log_net: dict[tuple[str, str], list[tuple[str, int]]] = {c: [] for c in cfg.chans}
+        self.log_net: dict[tuple[str, str], list[tuple[str, Json]]] = {c: [] for c in cfg.chans}
         self.pending: dict[str, _Pending] = {}
         self.markers: dict[str, list[tuple[tuple[str, str], int, LogEvent]]] = {}
         self.divergences: list[Divergence] = []
@@ -226,7 +238,7 @@ class _Replay:
                 return
             ci = cfg.chan_index[ev.channel]
             mh = self.s.buf[ci][0] if self.s.buf[ci] else None
-            want = ev.msg[1] if ev.msg[0] == "app" else -ev.msg[1]
+            want = ev.msg[1] if ev.msg[0] == "app" else -cast(int, ev.msg[1])
             if mh != want:
                 shown = "nothing" if mh is None else (f"app {mh}" if mh >= 0 else f"marker {-mh}")
                 self.diverge(
@@ -305,7 +317,7 @@ class _Replay:
 
     def marker_send(self, ev: LogEvent, order: int) -> None:
         assert ev.channel is not None and ev.msg is not None
-        k = ev.msg[1]
+        k = cast(int, ev.msg[1])
         owed = self.markers.get(ev.node, [])
         for i, (c, kk, _) in enumerate(owed):
             if c == ev.channel and kk == k:
@@ -325,7 +337,7 @@ class _Replay:
 
     def effect(self, ev: LogEvent, order: int) -> None:
         cfg = self.cfg
-        k = ev.snapshot
+        k = cast(int, ev.snapshot)
         assert k is not None
         rec = self.rec
         if ev.event == "record_state":
@@ -333,8 +345,19 @@ class _Replay:
             mine: Effect = ("record_state", k, ev.node, ev.state)
         elif ev.event == "record_message":
             assert ev.channel is not None and ev.msg is not None
+            if ev.msg[0] == "marker":
+                self.diverge(
+                    "unexpected-record-message",
+                    ev,
+                    order,
+                    f"a marker is not a message of the application: the model records "
+                    f"only app messages on {_chan(ev.channel)}",
+                )
+                return
             if ev.node not in rec.completed.get(k, {}):
-                rec.channels.setdefault(k, {}).setdefault(ev.channel, []).append(ev.msg[1])
+                rec.channels.setdefault(k, {}).setdefault(ev.channel, []).append(
+                    cast(int, ev.msg[1])
+                )
             mine = ("record_message", k, ev.channel, ev.msg[1])
         elif ev.event == "close_channel":
             assert ev.channel is not None
@@ -443,7 +466,7 @@ def _log_snapshot(cfg: ModelConfig, rec: _Recorded, k: int) -> tuple[GState | No
         dst = cfg.procs[cfg.chan_dst[ci]]
         comp = done.get(dst)
         if comp is not None and comp.channels is not None:
-            bufs.append(dict(comp.channels).get(chan[0], ()))
+            bufs.append(cast(tuple[int, ...], dict(comp.channels).get(chan[0], ())))
         else:
             bufs.append(tuple(rec.channels.get(k, {}).get(chan, [])))
     if any(x is None for x in locs):
@@ -518,6 +541,32 @@ def _judge_snapshots(cfg: ModelConfig, s: State, rec: _Recorded) -> list[Snapsho
     return out
 
 
+def _model_values(cfg: ModelConfig, events: Sequence[LogEvent]) -> None:
+    """Raise an InputError at the first payload or snapshot id a model cannot hold."""
+
+    def whole(v: object, low: int) -> bool:
+        return type(v) is int and v >= low
+
+    for ev in events:
+        bad: object = None
+        if ev.snapshot is not None and not whole(ev.snapshot, 1):
+            bad = ev.snapshot
+        elif ev.msg is not None and not whole(ev.msg[1], 1 if ev.msg[0] == "marker" else 0):
+            bad = ev.msg[1]
+        elif ev.channels is not None and not all(whole(m, 0) for _, ms in ev.channels for m in ms):
+            bad = next(m for _, ms in ev.channels for m in ms if not whole(m, 0))
+        if bad is not None:
+            raise InputError(
+                f"{ev.describe()}: the model {cfg.name} holds integer payloads (>= 0) and "
+                f"integer snapshot ids (>= 1), not {show(cast(Json, bad))}; judge the logs "
+                "on their own run instead, without a model: "
+                ".venv/bin/redletter conform validate --from-log LOG...",
+                code="RL-INPUT-LOG",
+                path=ev.path,
+                line=ev.line,
+            )
+
+
 def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     """Replay ``events`` (one total order) in model ``cfg``; see the module docstring."""
     # MaxAppActions bounds the application for model checking (the guard
@@ -526,9 +575,12 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     r = _Replay(cfg)
     r.order_of = {}
     n = 0
+    _model_values(cfg, events)
     for order, ev in enumerate(events):
         r.order_of[id(ev)] = order
         n += 1
+        if ev.event in ("init", "end"):
+            continue  # the model's own initial state and end are checked as they are
         if ev.event in ACTIONS:
             r.action(ev, order)
         else:
@@ -552,7 +604,14 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
             f"snapshot {ks} never completes in this execution (SnapshotsComplete: every "
             "started snapshot completes)"
         )
-    return Validation(Verdict.PASS if ok else Verdict.FAIL, n, first, tuple(snaps), tuple(notes))
+    return Validation(
+        Verdict.PASS if ok else Verdict.FAIL,
+        n,
+        first,
+        tuple(snaps),
+        tuple(notes),
+        divergences=tuple(sorted(r.divergences, key=lambda d: d.step)),
+    )
 
 
 def validate_files(cfg: ModelConfig, paths: Sequence[Path]) -> Validation:
