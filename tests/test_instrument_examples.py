@@ -146,7 +146,9 @@ def test_go_marker_recorded_as_a_reading_fails(goring: Path, tmp_path: Path) -> 
 def test_go_missing_marker_fails_liveness(goring: Path, tmp_path: Path) -> None:
     v = validate_run_files(_run_go(goring, tmp_path, "-bug", "skip-one-output"))
     assert v.verdict == "fail"
-    assert "liveness" in _kinds(v)
+    assert "liveness-missing-red-letter" in _kinds(v)
     assert any(
-        "never sends red letter" in d.model_did for d in v.divergences if d.kind == "liveness"
+        "never sends red letter" in d.model_did
+        for d in v.divergences
+        if d.kind == "liveness-missing-red-letter"
     )

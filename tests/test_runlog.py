@@ -424,7 +424,10 @@ def test_a_snapshot_left_open_in_a_run_that_ended_cleanly_fails_liveness(
     a = [x for x in ANN_SENDS_M if x.get("msg") != {"marker": 1} or x["event"] != "send"]
     v = _judge(tmp_path, a, b)
     assert v.verdict == "fail"
-    assert [d.kind for d in v.divergences] == ["liveness", "liveness"]
+    assert [d.kind for d in v.divergences] == [
+        "liveness-open-channel",
+        "liveness-missing-red-letter",
+    ]
     assert [d.model_did for d in v.divergences][1] == (
         "ann turned red here and never sends red letter 1 on ann -> bo (EWD 864: on “the "
         "receipt of a red letter”, “if the receiving machine was white, it sends one red "
@@ -586,3 +589,83 @@ def test_an_exception_leaving_the_recorder_writes_no_end(tmp_path: Path) -> None
         rec.init({"n": 1})
     lines = (tmp_path / "bo.ndjson").read_text(encoding="utf-8").splitlines()
     assert [json.loads(x)["event"] for x in lines] == ["init", "end"]
+
+
+# --------------------------------------------------------------------------- your own model
+
+RING3_TLA = """---- MODULE MCRing3 ----
+EXTENDS ChandyLamportToken
+
+MCProc          == {"north", "east", "south"}
+MCChan          == {<<"north", "east">>, <<"east", "south">>, <<"south", "north">>}
+MCTokens        == [north |-> 2, east |-> 0, south |-> 0]
+MCSnap          == {1}
+MCStarters      == 1 :> {"north"}
+MCSequential    == FALSE
+MCMaxAppActions == 2
+====
+"""
+RING3_CFG = """CONSTANTS
+    Proc <- MCProc
+    Chan <- MCChan
+    Tokens <- MCTokens
+    Snap <- MCSnap
+    Starters <- MCStarters
+    Sequential <- MCSequential
+    MaxAppActions <- MCMaxAppActions
+SPECIFICATION FairSpec
+INVARIANTS
+    TypeOK
+    Lemma0
+    Lemma1
+"""
+
+
+def _ring3_logs(d: Path) -> list[str]:
+    n, e, s = (Recorder(x, d / f"{x}.ndjson") for x in ("north", "east", "south"))
+    c = n.send_app("east", 1, state=1)
+    n.start_snapshot(1)
+    n.record_state(1, 1)
+    m = n.send_marker("east", 1)
+    e.receive_app("north", 1, c, state=1)
+    e.receive_marker("north", 1, m)
+    e.record_state(1, 1)
+    m = e.send_marker("south", 1)
+    e.close_channel(1, "north")
+    e.complete(1)
+    s.receive_marker("east", 1, m)
+    s.record_state(1, 0)
+    m = s.send_marker("north", 1)
+    s.close_channel(1, "east")
+    s.complete(1)
+    n.receive_marker("south", 1, m)
+    n.close_channel(1, "south")
+    n.complete(1)
+    for r in (n, e, s):
+        r.close()
+    return [str(d / f"{x}.ndjson") for x in ("north", "east", "south")]
+
+
+def test_your_own_model_with_root_and_a_spec_here_that_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "MCRing3.tla").write_text(RING3_TLA, encoding="utf-8")
+    (spec / "MCRing3.cfg").write_text(RING3_CFG, encoding="utf-8")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    paths = _ring3_logs(logs)
+    for root in (tmp_path, spec):  # a folder holding spec/, or the models' own folder
+        assert main(["conform", "validate", "MCRing3", *paths, "--root", str(root)]) == 0
+        assert capsys.readouterr().out.splitlines()[-1] == (
+            "snapshot 1: the one the algorithm must record"
+        )
+    assert main(["conform", "validate", *paths]) == 0  # and without a model
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    assert main(["conform", "validate", "MCRing3", *paths]) == 5
+    err = capsys.readouterr().err
+    assert f"error[RL-INPUT-ROOT]: {spec} is not used: it holds no manifest.json" in err
+    assert "pass --root . to use it" in err
+    assert main(["conform", "validate", "MCRing3", *paths, "--root", "."]) == 0

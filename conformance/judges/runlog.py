@@ -1071,7 +1071,7 @@ def judge_run(run: Run, *, invariant: Invariant | None = None) -> Validation:
         )
     live = [
         Divergence(
-            "liveness",
+            d.kind if d.kind == "liveness" else f"liveness-{d.kind}",
             d.node,
             d.summary,
             d.model_did,

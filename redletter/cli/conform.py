@@ -33,6 +33,7 @@ from redletter.cli.options import (
     existing_file,
     existing_path,
     model_name,
+    models_dir,
     output_dir,
     project,
     seconds_option,
@@ -465,7 +466,15 @@ def validate_cmd(
             " objects by their FIELD).",
         ),
     ] = None,
-    root: RootOption = None,
+    root: Annotated[
+        Path | None,
+        typer.Option(
+            "--root",
+            help="With a model: the folder of your MC*.tla/.cfg, or a project holding"
+            " spec/ (no manifest needed; default: found from the current directory).",
+            callback=existing_dir,
+        ),
+    ] = None,
 ) -> None:
     """Judge an implementation's own event logs: by default on the run they record
     (EWD 864's rules, Lemma 0 and Lemma 1, completion; no model needed), or
@@ -479,8 +488,6 @@ def validate_cmd(
     """
     name, logs = _split_validate_args(args, model, from_log)
     if name is None:
-        if root is not None:
-            project(root)
         from redletter.conformance.judges.runlog import conserved_sum as invariant_of
         from redletter.conformance.judges.runlog import validate_run_files
 
@@ -499,7 +506,7 @@ def validate_cmd(
         from redletter.conformance.judges.log import validate_files
         from redletter.python_model.config import load_model
 
-        cfg = load_model(name, project(root).spec_dir)
+        cfg = load_model(name, models_dir(root))
         result = validate_files(cfg, logs)
     ui.lines(result.explain().splitlines())
     done(result.verdict.exit_code)
