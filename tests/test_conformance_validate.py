@@ -71,7 +71,11 @@ def test_reference_logs_of_model_walks_pass(model: str, seed: int) -> None:
     cfg = _cfg(model)
     log = dump_log(drive_and_log(cfg, ReferenceNode, model_walk(cfg, seed)))
     v = validate(cfg, parse_log(log))
-    assert v.verdict == "pass", f"seed {seed}: {v.explain()}"
+    # A walk ends where it ends: a snapshot it leaves open makes the log unknown
+    # (never a pass), and the reference never diverges.
+    assert v.divergence is None and all(s.ok for s in v.snapshots), f"seed {seed}: {v.explain()}"
+    open_ = any("not complete when the log ends" in s.message for s in v.snapshots)
+    assert v.verdict == ("unknown" if open_ else "pass"), f"seed {seed}: {v.explain()}"
 
 
 def test_marker_after_app_fails_at_the_overtaking_send() -> None:
@@ -184,3 +188,28 @@ def test_an_empty_log_is_bad_input_not_a_pass(tmp_path: Path) -> None:
         " implementation's logger writing to this file?)"
     )
     assert err.value.exit_code == 5
+
+
+@pytest.mark.parametrize("ended", [True, False])
+def test_a_snapshot_left_open_is_never_a_pass_in_a_model(tmp_path: Path, ended: bool) -> None:
+    """The issue-23 run: a snapshot started and never completed.  Every log ends
+    with its end event: a liveness failure; a log without it (a crash): unknown."""
+    from redletter.conformance.adapters.instrument import Recorder
+
+    p1, p2 = Recorder("p1", tmp_path / "p1.ndjson"), Recorder("p2", tmp_path / "p2.ndjson")
+    p1.send_app("p2", 1, state=1)
+    p2.start_snapshot(1)
+    p2.send_marker("p1", 1)
+    p2.record_state(1, 0)
+    if ended:
+        p1.close()
+        p2.close()
+    v = validate_files(_cfg("MCToken2"), [tmp_path / "p1.ndjson", tmp_path / "p2.ndjson"])
+    assert v.verdict == ("fail" if ended else "unknown"), v.explain()
+    assert v.notes[-1] == (
+        "snapshot 1 never completes although every log ends with its end event "
+        "(SnapshotsComplete: every started snapshot completes): a liveness failure"
+        if ended
+        else "snapshot 1 is not complete when the logs end, and the log of p1, p2 has no end "
+        "event (a process that crashed, or a log cut short): whether it completes is not known"
+    )

@@ -516,6 +516,16 @@ def test_logs_that_contradict_themselves_are_an_error_naming_both_lines(tmp_path
         f'record_message lines record ["m"] ({tmp_path}/bo.ndjson:6 ...): the log contradicts '
         "itself"
     )
+    # a complete report whose state is not the recorded one
+    b = _recording_bo(
+        [rmsg(1, "ann", "bo", "m"), mrecv("ann", "bo", 1), complete(1, state="other")]
+    )
+    with pytest.raises(InputError) as err:
+        _judge(tmp_path, ANN_SENDS_M, b)
+    assert err.value.message == (
+        f'{tmp_path}/bo.ndjson:8: bo\'s report of snapshot 1 gives its state as "other", but '
+        f"it recorded 0 ({tmp_path}/bo.ndjson:3): the log contradicts itself"
+    )
 
 
 # --------------------------------------------------------------------------- the command

@@ -604,8 +604,26 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
             f"snapshot {ks} never completes in this execution (SnapshotsComplete: every "
             "started snapshot completes)"
         )
+    verdict = Verdict.PASS if ok else Verdict.FAIL
+    if ok and open_:  # never a pass with a snapshot left open (issue 23)
+        ks = ", ".join(str(cfg.snaps[j]) for j in open_)
+        ended = {ev.node for ev in events if ev.event == "end"}
+        if set(cfg.procs) <= ended:
+            verdict = Verdict.FAIL
+            notes.append(
+                f"snapshot {ks} never completes although every log ends with its end event "
+                "(SnapshotsComplete: every started snapshot completes): a liveness failure"
+            )
+        else:
+            verdict = Verdict.UNKNOWN
+            unended = ", ".join(p for p in cfg.procs if p not in ended)
+            notes.append(
+                f"snapshot {ks} is not complete when the logs end, and the log of {unended} "
+                "has no end event (a process that crashed, or a log cut short): whether it "
+                "completes is not known"
+            )
     return Validation(
-        Verdict.PASS if ok else Verdict.FAIL,
+        verdict,
         n,
         first,
         tuple(snaps),

@@ -834,6 +834,18 @@ class _Snapshot:
             ]
             if any(c not in self.marker_in for c in ins):
                 done = False
+            if (
+                comp is not None
+                and rec is not None
+                and comp.has_state
+                and _canon(comp.state) != _canon(rec.state)
+            ):
+                raise _conflict(
+                    comp,
+                    f"{n}'s report of snapshot {_snap(k)} gives its state as "
+                    f"{show(comp.state)}, but it recorded {show(rec.state)} ({rec.where}): "
+                    "the log contradicts itself",
+                )
             if comp is not None and (rec is None or comp.seq < rec.seq):
                 self.fail(
                     "early-complete",
