@@ -88,8 +88,8 @@ def test_marker_after_app_fails_at_the_overtaking_send() -> None:
     assert v.first.describe() == (
         "<log>:3: p1 send app 1 on p1 -> p2: the model put marker 1 on p1 -> p2 when p1 turned "
         "red (<log>:1), before this app message; the log sends the app message first, so it "
-        "overtakes its red letter and a message sent by a red machine reaches a white one "
-        "(Lemma0 breaks)"
+        "overtakes its red letter: whether its receiver is white or red when it arrives, the "
+        "snapshot counts a message that the sender's recorded state has not sent (Lemma0 breaks)"
     )
 
 

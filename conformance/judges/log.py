@@ -202,8 +202,9 @@ class _Replay:
                         order,
                         f"the model put marker {k} on {_chan(c)} when {ev.node} turned red "
                         f"({at.where}), before this app message; the log sends the app message "
-                        "first, so it overtakes its red letter and a message sent by a red machine "
-                        "reaches a white one (Lemma0 breaks)",
+                        "first, so it overtakes its red letter: whether its receiver is white or "
+                        "red when it arrives, the snapshot counts a message that the sender's "
+                        "recorded state has not sent (Lemma0 breaks)",
                     )
                     self.stopped = True
                     return
@@ -474,13 +475,20 @@ def _log_snapshot(cfg: ModelConfig, rec: _Recorded, k: int) -> tuple[GState | No
     return (tuple(locs), tuple(bufs)), problems
 
 
-def _judge_snapshots(cfg: ModelConfig, s: State, rec: _Recorded) -> list[SnapshotCheck]:
+def _judge_snapshots(
+    cfg: ModelConfig, s: State, rec: _Recorded, stopped_at: LogEvent | None = None
+) -> list[SnapshotCheck]:
     out: list[SnapshotCheck] = []
     for j, k in enumerate(cfg.snaps):
         if s.s0[j] is None:
             continue
         if s.sf[j] is None:
-            out.append(SnapshotCheck(k, True, f"snapshot {k}: not complete when the log ends"))
+            why = (
+                f"not judged: the replay stopped at {stopped_at.where}, before it completes"
+                if stopped_at is not None
+                else "not complete when the log ends"
+            )
+            out.append(SnapshotCheck(k, True, f"snapshot {k}: {why}"))
             continue
         missing = [n for n in cfg.procs if n not in rec.completed.get(k, {})]
         got, problems = _log_snapshot(cfg, rec, k)
@@ -590,7 +598,7 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     if not r.stopped:
         r.finish()
     first = min(r.divergences, key=lambda d: d.step) if r.divergences else None
-    snaps = _judge_snapshots(cfg, r.s, r.rec)
+    snaps = _judge_snapshots(cfg, r.s, r.rec, events[n - 1] if r.stopped else None)
     notes: list[str] = []
     if r.stopped:
         notes.append(

@@ -49,6 +49,7 @@ import json
 import queue
 import random
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -255,5 +256,5 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bug", choices=BUGS)
     a = ap.parse_args(argv)
     for path in run_bank(a.out, seed=a.seed, bug=a.bug, transfers=a.transfers):
-        print(path)
+        sys.stdout.write(f"{path}\n")
     return 0

@@ -47,6 +47,7 @@ import contextlib
 import json
 import os
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -252,5 +253,5 @@ def main(argv: list[str] | None = None) -> int:
         who, _, n = a.crash.partition(":")
         crash = (who, int(n))
     for path in run_chat(a.out, seed=a.seed, bug=a.bug, lines=a.lines, crash=crash):
-        print(path)
+        sys.stdout.write(f"{path}\n")
     return 0
