@@ -327,13 +327,18 @@ SuiteOption = Annotated[
 def project(root: Path | None) -> Project:
     """The project ``--root`` names, else the one found from the current directory.
 
-    A ``spec/`` in the current directory that the search would pass over (it holds
-    no ``manifest.json``) is bad input, never silently ignored."""
+    A ``spec/`` of models (``*.tla`` / ``*.cfg``) in the current directory that the
+    search would pass over (it holds no ``manifest.json``) is bad input, never
+    silently ignored."""
     if root is not None:
         return project_at(root)
     found = find_project()
     here = Path.cwd() / "spec"
-    if here.is_dir() and here.resolve() != found.spec_dir.resolve():
+    if (
+        here.is_dir()
+        and here.resolve() != found.spec_dir.resolve()
+        and (any(here.glob("*.tla")) or any(here.glob("*.cfg")))
+    ):
         raise InputError(
             f"{here} is not used: it holds no manifest.json, so the kit would read the "
             f"models of {found.spec_dir} instead; pass --root . to use it (conform validate "
