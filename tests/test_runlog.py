@@ -5,6 +5,7 @@ contradict themselves."""
 from __future__ import annotations
 
 import json
+import random
 import threading
 from pathlib import Path
 from typing import Any
@@ -679,3 +680,56 @@ def test_your_own_model_with_root_and_a_spec_here_that_is_not_used(
     assert f"error[RL-INPUT-ROOT]: {spec} is not used: it holds no manifest.json" in err
     assert "pass --root . to use it" in err
     assert main(["conform", "validate", "MCRing3", *paths, "--root", "."]) == 0
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+def _random_logs(rng: random.Random, d: Path) -> list[Path]:
+    nodes = ["a", "b", "c"]
+    paths = []
+    for n in nodes:
+        others = [x for x in nodes if x != n]
+        evs: list[Ev] = []
+        if rng.random() < 0.5:
+            evs.append(init(0, others, others))
+        for _ in range(rng.randint(0, 7)):
+            q, k, v = rng.choice(others), rng.choice([1, "s"]), rng.randint(0, 2)
+            evs.append(
+                rng.choice(
+                    [
+                        send(n, q, v, rng.randint(0, 3)),
+                        recv(q, n, v),
+                        msend(n, q, k),
+                        mrecv(q, n, k),
+                        start(k),
+                        rstate(k, rng.randint(0, 3)),
+                        rmsg(k, q, n, v),
+                        rmsg(k, q, n, v, of=rng.randint(1, 6)),
+                        {"event": "close_channel", "snapshot": k, "channel": [q, n]},
+                        complete(k, state=rng.randint(0, 3), channels={q: [v]}),
+                        {"event": "internal", "msg": {"internal": v}, "state": v},
+                    ]
+                )
+            )
+        paths.append(_write(d, n, evs, end=rng.random() < 0.6))
+    return paths
+
+
+def test_any_log_gets_a_verdict_or_an_input_error(tmp_path: Path) -> None:
+    """Seeded random logs (most contradict themselves): the judge never crashes,
+    and a pass only ever comes with every started snapshot complete."""
+    verdicts: set[str] = set()
+    for seed in range(300):
+        rng = random.Random(seed)
+        d = tmp_path / str(seed)
+        d.mkdir()
+        try:
+            v = validate_run_files(_random_logs(rng, d), whole_run=rng.random() < 0.2)
+        except InputError:
+            continue
+        verdicts.add(v.verdict)
+        v.explanation()
+        if v.verdict == "pass":
+            assert all(s.ok for s in v.snapshots)
+    assert {"fail", "unknown"} <= verdicts

@@ -944,6 +944,15 @@ class _Snapshot:
                 v = local[n]
                 if v is not _UNKNOWN and _canon(v) != _canon(states[n]):  # type: ignore[arg-type]
                     broken.append("Lemma0")
+                    at = self.rec[n]
+                    found = found or div(
+                        run.at(at),
+                        "Lemma0",
+                        at,
+                        f"snapshot {_snap(k)} breaks {RULES['Lemma0']}: the replay ends with "
+                        f"{n} in the state {show(v)}; the snapshot records "  # type: ignore[arg-type]
+                        f"{show(states[n])}",
+                    )
                     break
         # Lemma 1: the red machines' actions from the snapshot state.
         red_q: dict[Chan, list[Json]] = {c: list(recorded.get(c, [])) for c in run.chans}
