@@ -451,9 +451,8 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
     _E("RL-INPUT-LOG-CONFLICT", _BAD, ("InputError",),
        "event logs contradict themselves or each other: a receive that matches no send,"
        " a send logged after the message it sent caused something (a happened-before"
-       " cycle), an init or end that is not a node's first or last event, a"
-       " record_message that names an event that is not a receive on its channel, or a"
-       " complete report that contradicts the node's own record_message lines",
+       " cycle), an init or end that is not a node's first or last event, or a"
+       " record_message that names an event that is not a receive on its channel",
        "fix the instrumentation at the two lines the message names (docs/instrument.md,"
        " the table of common mistakes)",
        "docs/instrument.md"),

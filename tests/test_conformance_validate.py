@@ -213,3 +213,20 @@ def test_a_snapshot_left_open_is_never_a_pass_in_a_model(tmp_path: Path, ended: 
         else "snapshot 1 is not complete when the logs end, and the log of p1, p2 has no end "
         "event (a process that crashed, or a log cut short): whether it completes is not known"
     )
+
+
+def test_a_report_that_contradicts_the_record_lines_fails_in_a_model(tmp_path: Path) -> None:
+    """A complete report no longer silently overrides the record_message lines."""
+    text = (LOGS / "MCToken2.reference.p2.ndjson").read_text(encoding="utf-8")
+    bad = text.replace('"channels":{"p1":[1]}', '"channels":{"p1":[]}')
+    assert bad != text
+    (tmp_path / "p2.ndjson").write_text(bad, encoding="utf-8")
+    paths = [LOGS / "MCToken2.reference.p1.ndjson", tmp_path / "p2.ndjson"]
+    v = validate_files(_cfg("MCToken2"), paths)
+    assert v.verdict == "fail"
+    assert v.snapshots[0].message.startswith(
+        "snapshot 1: not the one the algorithm must record: p1 -> p2 holds [], the algorithm "
+        f"records [1]; p2's report of it ({tmp_path}/p2.ndjson:8) gives p1 -> p2 as [], but "
+        f"its record_message lines record [1] ({tmp_path}/p2.ndjson:5 ...): it reports what "
+        "it did not record"
+    )

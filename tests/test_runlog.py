@@ -506,26 +506,28 @@ def test_logs_that_contradict_themselves_are_an_error_naming_both_lines(tmp_path
         _judge(tmp_path, a, b)
     assert err.value.code == "RL-INPUT-LOG-CONFLICT"
     assert "log it before the message is written" in err.value.message
-    # a complete report that contradicts the record_message lines
+
+
+def test_a_report_that_contradicts_what_was_recorded_fails_naming_both_lines(
+    tmp_path: Path,
+) -> None:
     b = _recording_bo(
         [rmsg(1, "ann", "bo", "m"), mrecv("ann", "bo", 1), complete(1, channels={"ann": []})]
     )
-    with pytest.raises(InputError) as err:
-        _judge(tmp_path, ANN_SENDS_M, b)
-    assert err.value.message == (
-        f"{tmp_path}/bo.ndjson:8: bo's report of snapshot 1 gives ann -> bo as [], but its "
-        f'record_message lines record ["m"] ({tmp_path}/bo.ndjson:6 ...): the log contradicts '
-        "itself"
+    v = _judge(tmp_path, ANN_SENDS_M, b)
+    assert v.verdict == "fail"
+    assert v.divergence is not None and v.divergence.kind == "report-contradicts-record"
+    assert v.divergence.model_did == (
+        "bo's report of snapshot 1 gives ann -> bo as [], but its record_message lines "
+        f'record ["m"] ({tmp_path}/bo.ndjson:6 ...): it reports what it did not record'
     )
-    # a complete report whose state is not the recorded one
     b = _recording_bo(
         [rmsg(1, "ann", "bo", "m"), mrecv("ann", "bo", 1), complete(1, state="other")]
     )
-    with pytest.raises(InputError) as err:
-        _judge(tmp_path, ANN_SENDS_M, b)
-    assert err.value.message == (
-        f'{tmp_path}/bo.ndjson:8: bo\'s report of snapshot 1 gives its state as "other", but '
-        f"it recorded 0 ({tmp_path}/bo.ndjson:3): the log contradicts itself"
+    v = _judge(tmp_path, ANN_SENDS_M, b)
+    assert v.divergence is not None and v.divergence.model_did == (
+        f'bo\'s report of snapshot 1 gives its state as "other", but it recorded 0 '
+        f"({tmp_path}/bo.ndjson:3): it reports what it did not record"
     )
 
 

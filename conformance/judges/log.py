@@ -129,6 +129,7 @@ class _Recorded:
     channels: dict[int, dict[tuple[str, str], list[int]]] = field(default_factory=dict)
     closed: dict[int, set[tuple[str, str]]] = field(default_factory=dict)
     completed: dict[int, dict[str, LogEvent]] = field(default_factory=dict)
+    first_record: dict[int, dict[tuple[str, str], LogEvent]] = field(default_factory=dict)
 
 
 def _describe_effect(e: Effect) -> str:
@@ -359,6 +360,7 @@ class _Replay:
                 rec.channels.setdefault(k, {}).setdefault(ev.channel, []).append(
                     cast(int, ev.msg[1])
                 )
+                rec.first_record.setdefault(k, {}).setdefault(ev.channel, ev)
             mine = ("record_message", k, ev.channel, ev.msg[1])
         elif ev.event == "close_channel":
             assert ev.channel is not None
@@ -467,7 +469,16 @@ def _log_snapshot(cfg: ModelConfig, rec: _Recorded, k: int) -> tuple[GState | No
         dst = cfg.procs[cfg.chan_dst[ci]]
         comp = done.get(dst)
         if comp is not None and comp.channels is not None:
-            bufs.append(cast(tuple[int, ...], dict(comp.channels).get(chan[0], ())))
+            report = cast(tuple[int, ...], dict(comp.channels).get(chan[0], ()))
+            lines = rec.channels.get(k, {}).get(chan)
+            if lines and tuple(lines) != report:
+                first = rec.first_record[k][chan]
+                problems.append(
+                    f"{dst}'s report of it ({comp.where}) gives {_chan(chan)} as "
+                    f"{_show_msgs(report)}, but its record_message lines record "
+                    f"{_show_msgs(lines)} ({first.where} ...): it reports what it did not record"
+                )
+            bufs.append(report)
         else:
             bufs.append(tuple(rec.channels.get(k, {}).get(chan, [])))
     if any(x is None for x in locs):
@@ -506,7 +517,8 @@ def _judge_snapshots(
                 )
             )
             continue
-        if got == want and not missing:
+        notes += problems  # (a complete report that contradicts the record lines)
+        if got == want and not missing and not notes:
             out.append(SnapshotCheck(k, True, f"snapshot {k}: the one the algorithm must record"))
             continue
         diffs: list[str] = []
