@@ -735,3 +735,23 @@ def test_any_log_gets_a_verdict_or_an_input_error(tmp_path: Path) -> None:
         if v.verdict == "pass":
             assert all(s.ok for s in v.snapshots)
     assert {"fail", "unknown"} <= verdicts
+
+
+def test_the_command_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = _recording_bo([rmsg(1, "ann", "bo", "m")])  # ann never sends its red letter
+    a = [x for x in ANN_SENDS_M if x.get("msg") != {"marker": 1} or x["event"] != "send"]
+    paths = [str(_write(tmp_path, "ann", a, end=False)), str(_write(tmp_path, "bo", b, end=False))]
+    assert main(["conform", "validate", *paths]) == 2
+    assert main(["conform", "validate", "--whole-run", *paths]) == 1
+    capsys.readouterr()
+    assert main(["conform", "validate", "--from-log", "--model", "MCToken2", *paths]) == 5
+    assert capsys.readouterr().err.startswith(
+        "error[RL-INPUT-USAGE]: --model and --from-log exclude each other: --from-log judges "
+        "the logs on their own run, without a model"
+    )
+    assert main(["conform", "validate", "MCToken2", "--conserved-sum", "amount", *paths]) == 5
+    assert "--whole-run and --conserved-sum apply to the judge without a model" in (
+        capsys.readouterr().err
+    )
+    assert main(["conform", "validate", "--conserved-sum", "a/b", *paths]) == 5
+    assert "a field name is 1 to 100 letters, digits or '_'" in capsys.readouterr().err
