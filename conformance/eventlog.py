@@ -1,17 +1,19 @@
 """The event-log format: NDJSON logs an implementation writes while it runs.
 
 An implementation that runs its own scheduler (real sockets, threads, timers)
-cannot be driven step by step; instead it writes an NDJSON event log, which the
-log judge (:mod:`redletter.conformance.judges.log`) replays in the model.  This
-module reads, merges and writes such logs.
+cannot be driven step by step; instead it writes an NDJSON event log, which a
+log judge checks: without a model, on the run's own events
+(:mod:`redletter.conformance.judges.runlog`, the default), or replayed in a
+model (:mod:`redletter.conformance.judges.log`).  This module reads, merges and
+writes such logs.
 
 The log format (NDJSON: one JSON object per line, UTF-8; blank lines skipped)::
 
-    {"node": "p1", "seq": 4, "vc": {"p1": 4, "p2": 2}, "event": "receive",
-     "channel": ["p2", "p1"], "msg": {"app": 3}, "state": 5}
+    {"node": "alice", "seq": 4, "vc": {"alice": 4, "bob": 2}, "event": "receive",
+     "channel": ["bob", "alice"], "msg": {"app": "hi"}, "state": {"seen": 3}}
 
 ``node`` (string, required)
-    the machine that logged the event.
+    the process that logged the event (any name).
 ``seq`` (integer >= 1, required)
     the event's number at that node: 1, 2, 3, ... with no gap, so that a lost
     line is seen (:mod:`redletter.conformance.logcheck` checks it before any
@@ -20,20 +22,25 @@ The log format (NDJSON: one JSON object per line, UTF-8; blank lines skipped)::
     a vector clock: ``vc[q]`` is the ``seq`` of the last event of ``q`` that
     happened before this one (``vc[node]`` is ``seq``).
 ``event`` (required), one of
-    ``send`` (``channel`` [node, q], ``msg``; an app send is the model's
-    ``SendApp``, a marker send an effect of turning red), ``receive``
-    (``channel`` [q, node], ``msg``: ``ReceiveApp`` or ``ReceiveRedLetter``),
-    ``internal`` (``msg`` {"internal": e}: ``InternalEvent``),
-    ``start_snapshot`` (``snapshot``: ``StartSnapshot``), and the recording
-    effects ``record_state`` (``snapshot``, ``state``), ``record_message``
-    (``snapshot``, ``channel`` [q, node], ``msg`` {"app": n}),
-    ``close_channel`` (``snapshot``, ``channel`` [q, node]) and ``complete``
-    (``snapshot``; optionally the node's report for it: ``state`` and
-    ``channels`` {source: [payloads]}).
-``channel`` ([src, dst]), ``msg`` ({"app": n} with n >= 0, {"marker": k}, or
-{"internal": e}), ``snapshot`` (integer >= 1), ``state`` (the node's app state
-as JSON: a token count, {"active", "sent", "recvd"}, or a list of event names;
-on an app action the state *after* it, optional).
+    ``send`` (``channel`` [node, q], ``msg``: where the message leaves the
+    process), ``receive`` (``channel`` [q, node], ``msg``: where it is taken
+    in), ``internal`` (``msg`` {"internal": e}), ``start_snapshot``
+    (``snapshot``), the recording ``record_state`` (``snapshot``, ``state``),
+    ``record_message`` (``snapshot``, ``channel`` [q, node], ``msg``: what was
+    recorded, and optionally ``of``: the ``seq`` of the receive it records;
+    the recorders fill it in), ``close_channel`` (``snapshot``, ``channel``
+    [q, node]) and ``complete`` (``snapshot``; optionally the node's report
+    for it: ``state`` and ``channels`` {source: [payloads]}); and the two ends
+    of a log: ``init`` (first; ``state``, the initial local state, and
+    optionally ``inputs`` / ``outputs``, the node's neighbours) and ``end``
+    (last; the process stopped cleanly: a log without it may be cut short).
+``channel`` ([src, dst]: a directed channel), ``msg`` ({"app": v} with v any
+JSON value, {"marker": k}, or {"internal": e}), ``snapshot`` (an integer >= 1
+or a non-empty string), ``state`` (the node's local state as JSON; on an app
+action the state *after* it, optional).
+
+A model (:mod:`redletter.conformance.judges.log`) takes integer payloads and
+snapshot ids only; the model-free judge takes any.
 
 Several logs (one per node) are merged into one total order consistent with
 their vector clocks and with FIFO channels (the n-th receive on a channel after
@@ -57,12 +64,14 @@ __all__ = [
     "ACTIONS",
     "EVENTS",
     "LogEvent",
+    "SnapshotId",
     "dump_log",
     "merge_logs",
     "parse_line",
     "parse_log",
     "read_log",
     "read_log_bytes",
+    "show",
 ]
 
 EVENTS: Final = (
@@ -74,43 +83,59 @@ EVENTS: Final = (
     "record_message",
     "close_channel",
     "complete",
+    "init",
+    "end",
 )
 #: The events that are actions of the model (the others are their effects).
 ACTIONS: Final = frozenset({"send", "receive", "internal", "start_snapshot"})
 Json: TypeAlias = p.JsonValue
+SnapshotId: TypeAlias = int | str
 CODE: Final = "RL-INPUT-LOG"
+
+
+def show(v: Json) -> str:
+    """A JSON value as the explanations print it: ``3``, ``"hi"``, ``{"a": 1}``."""
+    return json.dumps(v, separators=(", ", ": "), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
 class LogEvent:
-    """One line of a log.  ``msg``: ("app", n), ("marker", k), ("internal", e) or None."""
+    """One line of a log.  ``msg``: ("app", v), ("marker", k), ("internal", e) or None."""
 
     node: str
     seq: int
     event: str
     vc: tuple[tuple[str, int], ...] | None = None
     channel: tuple[str, str] | None = None
-    msg: tuple[str, int] | None = None
-    snapshot: int | None = None
+    msg: tuple[str, Json] | None = None
+    snapshot: SnapshotId | None = None
     state: Json = None
     has_state: bool = False
-    channels: tuple[tuple[str, tuple[int, ...]], ...] | None = None
+    channels: tuple[tuple[str, tuple[Json, ...]], ...] | None = None
     path: str = "<log>"
     line: int = 0
+    of: int | None = None  #: record_message: the seq of the receive it records
+    inputs: tuple[str, ...] | None = None  #: init: the sources of the node's channels
+    outputs: tuple[str, ...] | None = None  #: init: the destinations of its channels
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
 
+    @property
+    def value(self) -> Json:
+        """The payload of ``msg`` (the app value, the marker's snapshot, the event)."""
+        return None if self.msg is None else self.msg[1]
+
     def describe(self) -> str:
         """``p2 receive marker 1 on p1 -> p2``."""
         parts = [self.node, self.event.replace("_", " ")]
         if self.msg is not None:
-            parts.append(f"{self.msg[0]} {self.msg[1]}")
+            parts.append(f"{self.msg[0]} {show(self.msg[1])}")
         if self.channel is not None:
             parts.append(f"on {self.channel[0]} -> {self.channel[1]}")
         if self.snapshot is not None and self.event not in ("send", "receive"):
-            parts.append(f"for snapshot {self.snapshot}")
+            parts.append(f"for snapshot {show(self.snapshot)}")
         return " ".join(parts)
 
 
@@ -121,27 +146,52 @@ def _bad(msg: str, path: str, line: int) -> InputError:
 def _field_int(obj: Mapping[str, object], key: str, path: str, line: int, low: int) -> int:
     v = obj.get(key)
     if type(v) is not int or v < low:
-        raise _bad(f"'{key}' must be an integer >= {low}, got {json.dumps(v)}", path, line)
+        raise _bad(f"'{key}' must be an integer >= {low}, got {_dump(v)}", path, line)
     return v
+
+
+def _dump(v: object) -> str:
+    return json.dumps(v, ensure_ascii=False)[:80]
+
+
+def _is_snapshot(v: object) -> bool:
+    return (type(v) is int and v >= 1) or (isinstance(v, str) and v != "")
+
+
+def _field_snapshot(obj: Mapping[str, object], path: str, line: int) -> SnapshotId:
+    v = obj.get("snapshot")
+    if not _is_snapshot(v):
+        raise _bad(
+            f"'snapshot' must be an integer >= 1 or a non-empty string, got {_dump(v)}",
+            path,
+            line,
+        )
+    return cast(SnapshotId, v)
 
 
 def _field_channel(obj: Mapping[str, object], path: str, line: int) -> tuple[str, str]:
     v = obj.get("channel")
-    if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)):
-        raise _bad(f"'channel' must be [src, dst] (two strings), got {json.dumps(v)}", path, line)
+    if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) and x for x in v)):
+        raise _bad(f"'channel' must be [src, dst] (two names), got {_dump(v)}", path, line)
     return (str(v[0]), str(v[1]))
 
 
-def _field_msg(obj: Mapping[str, object], path: str, line: int) -> tuple[str, int]:
+def _field_names(obj: Mapping[str, object], key: str, path: str, line: int) -> tuple[str, ...]:
+    v = obj.get(key)
+    if not (isinstance(v, list) and all(isinstance(x, str) and x for x in v)):
+        raise _bad(f"'{key}' must be a list of node names, got {_dump(v)}", path, line)
+    return tuple(str(x) for x in v)
+
+
+def _field_msg(obj: Mapping[str, object], path: str, line: int) -> tuple[str, Json]:
     v = obj.get("msg")
     if isinstance(v, dict) and len(v) == 1:
-        ((kind, n),) = v.items()
-        low = 1 if kind == "marker" else 0
-        if kind in ("app", "marker", "internal") and type(n) is int and n >= low:
-            return (str(kind), n)
+        ((kind, x),) = v.items()
+        if kind in ("app", "internal") or (kind == "marker" and _is_snapshot(x)):
+            return (str(kind), cast(Json, x))
     raise _bad(
-        '\'msg\' must be {"app": n >= 0}, {"marker": k >= 1} or {"internal": e >= 0}, '
-        f"got {json.dumps(v)}",
+        '\'msg\' must be {"app": any value}, {"marker": snapshot} or {"internal": e}, '
+        f"got {_dump(v)}",
         path,
         line,
     )
@@ -154,22 +204,18 @@ def parse_line(text: str, *, path: str = "<log>", line: int = 1) -> LogEvent:
         raise _bad(f"expected a JSON object, got {type(obj).__name__}", path, line)
     node = obj.get("node")
     if not isinstance(node, str) or not node:
-        raise _bad(f"'node' must be a non-empty string, got {json.dumps(node)}", path, line)
+        raise _bad(f"'node' must be a non-empty string, got {_dump(node)}", path, line)
     seq = _field_int(obj, "seq", path, line, 1)
     event = obj.get("event")
     if event not in EVENTS:
-        raise _bad(
-            f"'event' must be one of {', '.join(EVENTS)}, got {json.dumps(event)}", path, line
-        )
+        raise _bad(f"'event' must be one of {', '.join(EVENTS)}, got {_dump(event)}", path, line)
     vc_raw = obj.get("vc")
     vc: tuple[tuple[str, int], ...] | None = None
     if vc_raw is not None:
         if not (
             isinstance(vc_raw, dict) and all(type(x) is int and x >= 0 for x in vc_raw.values())
         ):
-            raise _bad(
-                f"'vc' must map nodes to integers >= 0, got {json.dumps(vc_raw)}", path, line
-            )
+            raise _bad(f"'vc' must map nodes to integers >= 0, got {_dump(vc_raw)}", path, line)
         vc = tuple(sorted((str(k), int(x)) for k, x in vc_raw.items()))
     channel = msg = snapshot = None
     if event in ("send", "receive", "record_message", "close_channel"):
@@ -185,31 +231,32 @@ def parse_line(text: str, *, path: str = "<log>", line: int = 1) -> LogEvent:
             )
     if event in ("send", "receive", "record_message", "internal"):
         msg = _field_msg(obj, path, line)
-        want = {"internal": ("internal",), "record_message": ("app",)}.get(
+        want = {"internal": ("internal",), "record_message": ("app", "marker")}.get(
             str(event), ("app", "marker")
         )
         if msg[0] not in want:
             raise _bad(f"a {event} event's 'msg' cannot be {{\"{msg[0]}\": ...}}", path, line)
     if event in ("start_snapshot", "record_state", "record_message", "close_channel", "complete"):
-        snapshot = _field_int(obj, "snapshot", path, line, 1)
-    if event == "record_state" and "state" not in obj:
-        raise _bad("a record_state event needs 'state'", path, line)
-    channels: tuple[tuple[str, tuple[int, ...]], ...] | None = None
+        snapshot = _field_snapshot(obj, path, line)
+    if event in ("record_state", "init") and "state" not in obj:
+        raise _bad(f"a {event} event needs 'state'", path, line)
+    of = None
+    if event == "record_message" and "of" in obj:
+        of = _field_int(obj, "of", path, line, 1)
+    inputs = outputs = None
+    if event == "init":
+        if "inputs" in obj:
+            inputs = _field_names(obj, "inputs", path, line)
+        if "outputs" in obj:
+            outputs = _field_names(obj, "outputs", path, line)
+    channels: tuple[tuple[str, tuple[Json, ...]], ...] | None = None
     if event == "complete" and "channels" in obj:
         ch = obj["channels"]
-        if not (
-            isinstance(ch, dict)
-            and all(
-                isinstance(v, list) and all(type(x) is int and x >= 0 for x in v)
-                for v in ch.values()
-            )
-        ):
+        if not (isinstance(ch, dict) and all(isinstance(v, list) for v in ch.values())):
             raise _bad(
-                f"'channels' must map sources to lists of payloads, got {json.dumps(ch)[:80]}",
-                path,
-                line,
+                f"'channels' must map sources to lists of payloads, got {_dump(ch)}", path, line
             )
-        channels = tuple(sorted((str(k), tuple(int(x) for x in v)) for k, v in ch.items()))
+        channels = tuple(sorted((str(k), tuple(cast(list[Json], v))) for k, v in ch.items()))
     return LogEvent(
         node,
         seq,
@@ -223,6 +270,9 @@ def parse_line(text: str, *, path: str = "<log>", line: int = 1) -> LogEvent:
         channels,
         path,
         line,
+        of,
+        inputs,
+        outputs,
     )
 
 

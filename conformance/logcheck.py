@@ -35,7 +35,7 @@ from typing import Final
 from redletter.conformance.eventlog import LogEvent, parse_log, read_log_bytes
 from redletter.errors import InputError
 
-__all__ = ["CODE_CLOCK", "CODE_LOST", "check_logs", "read_logs"]
+__all__ = ["CODE_CLOCK", "CODE_LOST", "check_logs", "read_logs", "read_logs_tolerant"]
 
 CODE_LOST: Final = "RL-INPUT-LOG-LOST"
 CODE_CLOCK: Final = "RL-INPUT-LOG-CLOCK"
@@ -65,6 +65,33 @@ def read_logs(paths: Sequence[Path]) -> list[list[LogEvent]]:
                 line=cut,
             ) from None
     return logs
+
+
+def read_logs_tolerant(paths: Sequence[Path]) -> tuple[list[list[LogEvent]], list[str]]:
+    """Read and parse each log as a crashed run leaves them: an empty file or a
+    last line cut short (the writer died mid-line) is not an error but a reason
+    the logs may not hold the whole run (the second value, in words); the cut
+    line is dropped.  Every other defect is an :class:`InputError` as in
+    :func:`read_logs`."""
+    logs: list[list[LogEvent]] = []
+    reasons: list[str] = []
+    for path in paths:
+        data = read_log_bytes(path)
+        if not data.strip():
+            reasons.append(
+                f"{path} is empty: its process wrote no event (it crashed or never started)"
+            )
+            logs.append([])
+            continue
+        cut = _cut_line(data)
+        if cut is not None:
+            data = data[: data.rfind(b"\n") + 1]
+            reasons.append(
+                f"the last line of {path} (line {cut}) is cut short: its process stopped "
+                "in the middle of writing it"
+            )
+        logs.append(parse_log(data, path=str(path)))
+    return logs, reasons
 
 
 def _cut_line(data: bytes) -> int | None:

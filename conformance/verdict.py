@@ -5,8 +5,9 @@ model says?) from three kinds of evidence:
 
 - the drive judge (:mod:`redletter.conformance.judges.drive`) drives a node step by
   step along a trace;
-- the log judge (:mod:`redletter.conformance.judges.log`) replays an event log the
-  implementation wrote while running by itself;
+- the log judges judge an event log the implementation wrote while running by
+  itself: on its own run, without a model (:mod:`redletter.conformance.judges.runlog`),
+  or replayed in a model (:mod:`redletter.conformance.judges.log`);
 - the outcome judge (:mod:`redletter.conformance.judges.outcome`) searches for a
   schedule that explains the snapshots a black box produced.
 

@@ -18,8 +18,8 @@ one :class:`Result` shape (verdict, explanation, divergence, schedule):
 
 - :func:`check_trace` drives a node step by step along a trace (the harness is the
   network) and compares every observable step with the reference model;
-- :func:`check_log` replays the NDJSON event logs of an implementation that ran by
-  itself;
+- :func:`check_log` judges the NDJSON event logs of an implementation that ran by
+  itself: on the run they record (no model), or replayed in a model;
 - :func:`check_outcome` decides whether some FIFO schedule of a COS 418 scenario
   yields the snapshots a black box recorded;
 - :func:`check_package` judges a COS 418 Go package as it is, run exactly as the
@@ -150,10 +150,21 @@ def check_trace(trace: Trace, node: NodeSpec, *, log_dir: str | Path | None = No
     return judge_trace(trace, node, log_dir=Path(log_dir) if log_dir is not None else None)
 
 
-def check_log(model: Model | str, logs: Sequence[str | Path]) -> Validation:
-    """Replay event logs (one, or one per node, merged by vector clocks) in ``model``."""
+def check_log(
+    model: Model | str | None, logs: Sequence[str | Path], *, whole_run: bool = False
+) -> Validation:
+    """Judge event logs (one per process, or one holding them all).
+
+    ``model`` None: on the run they record, without a model (EWD 864's rules,
+    Lemma 0 and Lemma 1 on the run's own events, completion; ``whole_run``: the
+    logs hold the whole run even without end events).  A model: replayed in it."""
+    paths = [Path(p) for p in logs]
+    if model is None:
+        from redletter.conformance.judges.runlog import validate_run_files
+
+        return validate_run_files(paths, whole_run=whole_run)
     cfg = load_model(model) if isinstance(model, str) else model
-    return validate_files(cfg, [Path(p) for p in logs])
+    return validate_files(cfg, paths)
 
 
 def check_outcome(

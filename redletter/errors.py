@@ -448,6 +448,14 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " docs/instrument.md does), and give one log per node rather than one file sorted"
        " by time",
        "docs/instrument.md"),
+    _E("RL-INPUT-LOG-CONFLICT", _BAD, ("InputError",),
+       "event logs contradict themselves or each other: a receive that matches no send,"
+       " a send logged after the message it sent caused something (a happened-before"
+       " cycle), an init or end that is not a node's first or last event, or a"
+       " record_message that names an event that is not a receive on its channel",
+       "fix the instrumentation at the two lines the message names (docs/instrument.md,"
+       " the table of common mistakes)",
+       "docs/instrument.md"),
     _E("RL-INPUT-LOG-LOST", _BAD, ("InputError",),
        "lines of an event log are missing: a node's seq skips a number or does not start"
        " at 1, an event's vector clock follows an event no log holds (a log cut short,"

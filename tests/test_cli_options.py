@@ -33,6 +33,9 @@ FREE_TEXT = {
     ("pipeline", "campaign", "--runner"),
     ("symbolic", "bmc", "--mutant"),
     ("symbolic", "synth", "--goal"),
+    # [MODEL] LOG...: split in the body (a model name first, or none), then each part
+    # checked as a model name and as existing files.
+    ("conform", "validate", "args"),
     # Names checked in the body against their registries (the message lists them).
     ("teeth", "check", "--property"),
     ("symbolic", "induction", "--variant"),

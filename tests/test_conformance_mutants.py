@@ -106,8 +106,10 @@ def test_mutant_fails_with_a_minimal_schedule_and_its_lemma(name: str) -> None:
         cand = small[:i] + small[i + 1 :]
         assert not (_valid(cfg, cand) and bad(cand)), f"seed {seed}: step {i} is not needed"
     # the reference passes the very same schedule and the walk it came from
-    assert judge(cfg, ReferenceNode, small).verdict == "pass", f"seed {seed}"
-    assert judge(cfg, ReferenceNode, sched).verdict == "pass", f"seed {seed}"
+    # (a schedule that leaves a snapshot open is unknown, never a pass: issue 23)
+    for s in (small, sched):
+        ref = judge(cfg, ReferenceNode, s)
+        assert ref.divergence is None and ref.verdict in ("pass", "unknown"), f"seed {seed}"
 
 
 def test_shrunk_never_forward_explanation_word_for_word() -> None:

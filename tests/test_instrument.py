@@ -99,9 +99,19 @@ def test_recorder_writes_the_reference_fixture_byte_for_byte(tmp_path: Path) -> 
         p2.complete(1, state=0, channels={"p1": [1]})
     p1.close()
     p2.close()
+    # The fixture, plus what the recorder adds: the receive a record_message
+    # records ("of") and the end event close() writes.
+    ends = {
+        "p1": b'{"node":"p1","seq":7,"vc":{"p1":7,"p2":2},"event":"end"}\n',
+        "p2": b'{"node":"p2","seq":9,"vc":{"p2":9,"p1":3},"event":"end"}\n',
+    }
     for n in ("p1", "p2"):
         want = (FIXTURES / f"MCToken2.reference.{n}.ndjson").read_bytes()
-        assert (tmp_path / f"{n}.ndjson").read_bytes() == want
+        want = want.replace(
+            b'"msg":{"app":1}}\n{"node":"p2","seq":6',
+            b'"msg":{"app":1},"of":4}\n{"node":"p2","seq":6',
+        )
+        assert (tmp_path / f"{n}.ndjson").read_bytes() == want + ends[n]
     v = validate_files(_cfg("MCToken2"), [tmp_path / "p1.ndjson", tmp_path / "p2.ndjson"])
     assert v.verdict == "pass"
 
@@ -126,8 +136,9 @@ def test_recorder_is_thread_safe_one_line_per_write(tmp_path: Path) -> None:
         th.join()
     rec.close()
     events = parse_log(path.read_bytes(), path=str(path))  # every line parses, seq increases
-    assert len(events) == 8 * 165
-    assert [e.seq for e in events] == list(range(1, 8 * 165 + 1))
+    assert len(events) == 8 * 165 + 1  # and the end event
+    assert [e.seq for e in events] == list(range(1, 8 * 165 + 2))
+    assert events[-1].event == "end"
     check_logs([events])
 
 
@@ -139,8 +150,10 @@ def test_recorder_carries_the_clock_and_refuses_misuse(tmp_path: Path) -> None:
     assert b.clock == {"b": 1, "a": 1}
     assert detach({"tokens": 1}) == ({"tokens": 1}, None)
     for bad in (
-        lambda: a.send_app("b", -1),
+        lambda: a.send_app("b", {1, 2}),  # not JSON
+        lambda: a.send_app("b", float("nan")),
         lambda: a.send_marker("b", 0),
+        lambda: a.send_marker("b", ""),
         lambda: a.send_app("", 1),
         lambda: b.receive_app("a", 1, {"a": -1}),
         lambda: detach({"vc": {"a": "1"}}),
@@ -509,7 +522,9 @@ def test_wall_clocks_and_file_order_do_not_matter(good_logs: tuple[Path, Path]) 
     p1, p2 = good_logs
     assert all(set(EVENTS) >= {json.loads(x)["event"]} for x in _lines(p1))
     keys = {k for x in _lines(p1) + _lines(p2) for k in json.loads(x)}
-    assert keys <= {"node", "seq", "vc", "event", "channel", "msg", "snapshot", "state", "channels"}
+    assert keys <= {
+        "node", "seq", "vc", "event", "channel", "msg", "snapshot", "state", "channels", "of",
+    }  # fmt: skip
     os.utime(p1, (1, 1))  # p1's file written "in 1970"
     one = _checked(_cfg("MCConcurrent"), [p1, p2])
     other = _checked(_cfg("MCConcurrent"), [p2, p1])

@@ -45,6 +45,8 @@ def test_the_wheel_installs_one_import_name_and_ships_the_spec(tmp_path: Path) -
     for package in ("python_model", "conformance", "pipeline", "render", "cli"):
         assert f"redletter/{package}/__init__.py" in names
     assert "redletter/conformance/nodes/go/main.go" in names
+    for example in ("go/recorder.go", "examples/goring/main.go", "examples/goring/go.mod"):
+        assert f"redletter/conformance/adapters/instrument/{example}" in names
     for driver in ("driver_test.go.tmpl", "repro_test.go.tmpl", "dialect_servers.go.part",
                    "dialect_nodes.go.part", "helpers.go.part"):  # fmt: skip
         assert f"redletter/conformance/adapters/cos418/driver/{driver}" in names

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TypeAlias, cast
 
 from redletter.conformance import protocol as p
-from redletter.conformance.eventlog import ACTIONS, LogEvent, merge_logs
+from redletter.conformance.eventlog import ACTIONS, LogEvent, SnapshotId, merge_logs, show
 from redletter.conformance.logcheck import check_logs, read_logs
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
@@ -60,7 +60,7 @@ def _chan(c: tuple[str, str]) -> str:
 class SnapshotCheck:
     """Whether the log's snapshot ``snapshot`` is the one the algorithm records."""
 
-    snapshot: int
+    snapshot: SnapshotId
     ok: bool
     message: str
     broken: tuple[str, ...] = ()  #: lemmas the log's snapshot breaks
@@ -76,6 +76,9 @@ class Validation:
     divergence: Divergence | None
     snapshots: tuple[SnapshotCheck, ...]
     notes: tuple[str, ...] = ()
+    #: every divergence found, in run order (the first is :attr:`divergence`)
+    divergences: tuple[Divergence, ...] = ()
+    what: str = "events replayed in the model"
 
     @property
     def first(self) -> Divergence | None:
@@ -89,9 +92,18 @@ class Validation:
 
     def explanation(self) -> str:
         """The verdict in words (several lines)."""
-        lines = [f"{self.verdict}: {self.events} events replayed in the model"]
+        lines = [f"{self.verdict}: {self.events} {self.what}"]
         if self.divergence is not None:
             lines.append("first divergence: " + self.divergence.describe())
+        rest = [d for d in self.divergences if d is not self.divergence]
+        if rest:
+            lines.append(f"{len(rest)} more:")
+            lines += [
+                f"  {d.path}:{d.line}: {d.kind}"
+                + (f" ({d.why})" if d.why and d.path is not None else "")
+                + f": {d.summary}"
+                for d in rest
+            ]
         lines += [s.message for s in self.snapshots]
         lines += self.notes
         return "\n".join(lines)
@@ -117,6 +129,7 @@ class _Recorded:
     channels: dict[int, dict[tuple[str, str], list[int]]] = field(default_factory=dict)
     closed: dict[int, set[tuple[str, str]]] = field(default_factory=dict)
     completed: dict[int, dict[str, LogEvent]] = field(default_factory=dict)
+    first_record: dict[int, dict[tuple[str, str], LogEvent]] = field(default_factory=dict)
 
 
 def _describe_effect(e: Effect) -> str:
@@ -135,7 +148,7 @@ class _Replay:
     def __init__(self, cfg: ModelConfig) -> None:
         self.cfg = cfg
         self.s: State = init_states(cfg)[0]
-        self.log_net: dict[tuple[str, str], list[tuple[str, int]]] = {c: [] for c in cfg.chans}
+        self.log_net: dict[tuple[str, str], list[tuple[str, Json]]] = {c: [] for c in cfg.chans}
         self.pending: dict[str, _Pending] = {}
         self.markers: dict[str, list[tuple[tuple[str, str], int, LogEvent]]] = {}
         self.divergences: list[Divergence] = []
@@ -190,8 +203,9 @@ class _Replay:
                         order,
                         f"the model put marker {k} on {_chan(c)} when {ev.node} turned red "
                         f"({at.where}), before this app message; the log sends the app message "
-                        "first, so it overtakes its red letter and a message sent by a red machine "
-                        "reaches a white one (Lemma0 breaks)",
+                        "first, so it overtakes its red letter: whether its receiver is white or "
+                        "red when it arrives, the snapshot counts a message that the sender's "
+                        "recorded state has not sent (Lemma0 breaks)",
                     )
                     self.stopped = True
                     return
@@ -226,7 +240,7 @@ class _Replay:
                 return
             ci = cfg.chan_index[ev.channel]
             mh = self.s.buf[ci][0] if self.s.buf[ci] else None
-            want = ev.msg[1] if ev.msg[0] == "app" else -ev.msg[1]
+            want = ev.msg[1] if ev.msg[0] == "app" else -cast(int, ev.msg[1])
             if mh != want:
                 shown = "nothing" if mh is None else (f"app {mh}" if mh >= 0 else f"marker {-mh}")
                 self.diverge(
@@ -305,7 +319,7 @@ class _Replay:
 
     def marker_send(self, ev: LogEvent, order: int) -> None:
         assert ev.channel is not None and ev.msg is not None
-        k = ev.msg[1]
+        k = cast(int, ev.msg[1])
         owed = self.markers.get(ev.node, [])
         for i, (c, kk, _) in enumerate(owed):
             if c == ev.channel and kk == k:
@@ -325,7 +339,7 @@ class _Replay:
 
     def effect(self, ev: LogEvent, order: int) -> None:
         cfg = self.cfg
-        k = ev.snapshot
+        k = cast(int, ev.snapshot)
         assert k is not None
         rec = self.rec
         if ev.event == "record_state":
@@ -333,8 +347,20 @@ class _Replay:
             mine: Effect = ("record_state", k, ev.node, ev.state)
         elif ev.event == "record_message":
             assert ev.channel is not None and ev.msg is not None
+            if ev.msg[0] == "marker":
+                self.diverge(
+                    "unexpected-record-message",
+                    ev,
+                    order,
+                    f"a marker is not a message of the application: the model records "
+                    f"only app messages on {_chan(ev.channel)}",
+                )
+                return
             if ev.node not in rec.completed.get(k, {}):
-                rec.channels.setdefault(k, {}).setdefault(ev.channel, []).append(ev.msg[1])
+                rec.channels.setdefault(k, {}).setdefault(ev.channel, []).append(
+                    cast(int, ev.msg[1])
+                )
+                rec.first_record.setdefault(k, {}).setdefault(ev.channel, ev)
             mine = ("record_message", k, ev.channel, ev.msg[1])
         elif ev.event == "close_channel":
             assert ev.channel is not None
@@ -443,7 +469,16 @@ def _log_snapshot(cfg: ModelConfig, rec: _Recorded, k: int) -> tuple[GState | No
         dst = cfg.procs[cfg.chan_dst[ci]]
         comp = done.get(dst)
         if comp is not None and comp.channels is not None:
-            bufs.append(dict(comp.channels).get(chan[0], ()))
+            report = cast(tuple[int, ...], dict(comp.channels).get(chan[0], ()))
+            lines = rec.channels.get(k, {}).get(chan)
+            if lines and tuple(lines) != report:
+                first = rec.first_record[k][chan]
+                problems.append(
+                    f"{dst}'s report of it ({comp.where}) gives {_chan(chan)} as "
+                    f"{_show_msgs(report)}, but its record_message lines record "
+                    f"{_show_msgs(lines)} ({first.where} ...): it reports what it did not record"
+                )
+            bufs.append(report)
         else:
             bufs.append(tuple(rec.channels.get(k, {}).get(chan, [])))
     if any(x is None for x in locs):
@@ -451,13 +486,20 @@ def _log_snapshot(cfg: ModelConfig, rec: _Recorded, k: int) -> tuple[GState | No
     return (tuple(locs), tuple(bufs)), problems
 
 
-def _judge_snapshots(cfg: ModelConfig, s: State, rec: _Recorded) -> list[SnapshotCheck]:
+def _judge_snapshots(
+    cfg: ModelConfig, s: State, rec: _Recorded, stopped_at: LogEvent | None = None
+) -> list[SnapshotCheck]:
     out: list[SnapshotCheck] = []
     for j, k in enumerate(cfg.snaps):
         if s.s0[j] is None:
             continue
         if s.sf[j] is None:
-            out.append(SnapshotCheck(k, True, f"snapshot {k}: not complete when the log ends"))
+            why = (
+                f"not judged: the replay stopped at {stopped_at.where}, before it completes"
+                if stopped_at is not None
+                else "not complete when the log ends"
+            )
+            out.append(SnapshotCheck(k, True, f"snapshot {k}: {why}"))
             continue
         missing = [n for n in cfg.procs if n not in rec.completed.get(k, {})]
         got, problems = _log_snapshot(cfg, rec, k)
@@ -475,7 +517,8 @@ def _judge_snapshots(cfg: ModelConfig, s: State, rec: _Recorded) -> list[Snapsho
                 )
             )
             continue
-        if got == want and not missing:
+        notes += problems  # (a complete report that contradicts the record lines)
+        if got == want and not missing and not notes:
             out.append(SnapshotCheck(k, True, f"snapshot {k}: the one the algorithm must record"))
             continue
         diffs: list[str] = []
@@ -518,6 +561,32 @@ def _judge_snapshots(cfg: ModelConfig, s: State, rec: _Recorded) -> list[Snapsho
     return out
 
 
+def _model_values(cfg: ModelConfig, events: Sequence[LogEvent]) -> None:
+    """Raise an InputError at the first payload or snapshot id a model cannot hold."""
+
+    def whole(v: object, low: int) -> bool:
+        return type(v) is int and v >= low
+
+    for ev in events:
+        bad: object = None
+        if ev.snapshot is not None and not whole(ev.snapshot, 1):
+            bad = ev.snapshot
+        elif ev.msg is not None and not whole(ev.msg[1], 1 if ev.msg[0] == "marker" else 0):
+            bad = ev.msg[1]
+        elif ev.channels is not None and not all(whole(m, 0) for _, ms in ev.channels for m in ms):
+            bad = next(m for _, ms in ev.channels for m in ms if not whole(m, 0))
+        if bad is not None:
+            raise InputError(
+                f"{ev.describe()}: the model {cfg.name} holds integer payloads (>= 0) and "
+                f"integer snapshot ids (>= 1), not {show(cast(Json, bad))}; judge the logs "
+                "on their own run instead, without a model: "
+                ".venv/bin/redletter conform validate --from-log LOG...",
+                code="RL-INPUT-LOG",
+                path=ev.path,
+                line=ev.line,
+            )
+
+
 def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     """Replay ``events`` (one total order) in model ``cfg``; see the module docstring."""
     # MaxAppActions bounds the application for model checking (the guard
@@ -526,9 +595,12 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     r = _Replay(cfg)
     r.order_of = {}
     n = 0
+    _model_values(cfg, events)
     for order, ev in enumerate(events):
         r.order_of[id(ev)] = order
         n += 1
+        if ev.event in ("init", "end"):
+            continue  # the model's own initial state and end are checked as they are
         if ev.event in ACTIONS:
             r.action(ev, order)
         else:
@@ -538,7 +610,7 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     if not r.stopped:
         r.finish()
     first = min(r.divergences, key=lambda d: d.step) if r.divergences else None
-    snaps = _judge_snapshots(cfg, r.s, r.rec)
+    snaps = _judge_snapshots(cfg, r.s, r.rec, events[n - 1] if r.stopped else None)
     notes: list[str] = []
     if r.stopped:
         notes.append(
@@ -552,7 +624,32 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
             f"snapshot {ks} never completes in this execution (SnapshotsComplete: every "
             "started snapshot completes)"
         )
-    return Validation(Verdict.PASS if ok else Verdict.FAIL, n, first, tuple(snaps), tuple(notes))
+    verdict = Verdict.PASS if ok else Verdict.FAIL
+    if ok and open_:  # never a pass with a snapshot left open (issue 23)
+        ks = ", ".join(str(cfg.snaps[j]) for j in open_)
+        ended = {ev.node for ev in events if ev.event == "end"}
+        if set(cfg.procs) <= ended:
+            verdict = Verdict.FAIL
+            notes.append(
+                f"snapshot {ks} never completes although every log ends with its end event "
+                "(SnapshotsComplete: every started snapshot completes): a liveness failure"
+            )
+        else:
+            verdict = Verdict.UNKNOWN
+            unended = ", ".join(p for p in cfg.procs if p not in ended)
+            notes.append(
+                f"snapshot {ks} is not complete when the logs end, and the log of {unended} "
+                "has no end event (a process that crashed, or a log cut short): whether it "
+                "completes is not known"
+            )
+    return Validation(
+        verdict,
+        n,
+        first,
+        tuple(snaps),
+        tuple(notes),
+        divergences=tuple(sorted(r.divergences, key=lambda d: d.step)),
+    )
 
 
 def validate_files(cfg: ModelConfig, paths: Sequence[Path]) -> Validation:

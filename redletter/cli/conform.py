@@ -33,6 +33,7 @@ from redletter.cli.options import (
     existing_file,
     existing_path,
     model_name,
+    models_dir,
     output_dir,
     project,
     seconds_option,
@@ -69,6 +70,20 @@ def _sandbox_mode(value: str) -> str:
 
 
 VALIDATORS[_sandbox_mode] = ("choice", ())
+
+
+def _field_name(value: str | None) -> str | None:
+    import re
+
+    if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,99}", value):
+        raise typer.BadParameter(
+            f"a field name is 1 to 100 letters, digits or '_' (a key of your JSON objects), "
+            f"got {value!r}"
+        )
+    return value
+
+
+VALIDATORS[_field_name] = ("name", ())
 
 SandboxOption = Annotated[
     str,
@@ -373,27 +388,125 @@ def replay_cmd(
     done(r.exit_code)
 
 
+def _split_validate_args(
+    args: list[str], model: str | None, from_log: bool
+) -> tuple[str | None, list[Path]]:
+    """``[MODEL] LOG...``: the model (None: judge the run itself) and the logs."""
+    import re
+
+    if model is not None and from_log:
+        raise InputError(
+            "--model and --from-log exclude each other: --from-log judges the logs on "
+            "their own run, without a model",
+            code="RL-INPUT-USAGE",
+        )
+    rest = list(args)
+    if (
+        model is None
+        and not from_log
+        and rest
+        and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", rest[0])
+        and not Path(rest[0]).exists()
+    ):
+        model = rest.pop(0)
+    if not rest:
+        raise InputError(
+            "no log given: name one event log per process (or one holding them all), e.g. "
+            ".venv/bin/redletter conform validate logs/p1.ndjson logs/p2.ndjson",
+            code="RL-INPUT-USAGE",
+        )
+    logs = [Path(x) for x in rest]
+    existing_file(logs)
+    if model is not None:
+        model_name(model)
+    return model, logs
+
+
 @app.command("validate")
 def validate_cmd(
-    model: ModelArg,
-    logs: Annotated[
-        list[Path],
-        typer.Argument(help="The NDJSON event log, or one log per node.", callback=existing_file),
+    args: Annotated[
+        list[str],
+        typer.Argument(
+            help="[MODEL] LOG...: one NDJSON event log per process (or one holding them"
+            " all), after an optional model name (MCToken2, ...).",
+            show_default=False,
+            metavar="[MODEL] LOG...",
+        ),
     ],
-    root: RootOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", help="Replay the logs in this model (spec/<model>.tla).", callback=model_name
+        ),
+    ] = None,
+    from_log: Annotated[
+        bool,
+        typer.Option(
+            "--from-log",
+            help="Judge the run the logs record, without a model (the default when no"
+            " model is named).",
+        ),
+    ] = False,
+    whole_run: Annotated[
+        bool,
+        typer.Option(
+            "--whole-run",
+            help="The logs hold the whole run even where a log has no end event: a"
+            " snapshot left open is then a liveness failure, not unknown.",
+        ),
+    ] = False,
+    conserved_sum: Annotated[
+        str | None,
+        typer.Option(
+            "--conserved-sum",
+            metavar="FIELD",
+            callback=_field_name,
+            help="The application's invariant: every snapshot's states and channel"
+            " messages add up to the initial states' total (numbers count as themselves,"
+            " objects by their FIELD).",
+        ),
+    ] = None,
+    root: Annotated[
+        Path | None,
+        typer.Option(
+            "--root",
+            help="With a model: the folder of your MC*.tla/.cfg, or a project holding"
+            " spec/ (no manifest needed; default: found from the current directory).",
+            callback=existing_dir,
+        ),
+    ] = None,
 ) -> None:
-    """Validate an implementation's own event log(s) step by step against the model.
+    """Judge an implementation's own event logs: by default on the run they record
+    (EWD 864's rules, Lemma 0 and Lemma 1, completion; no model needed), or
+    replayed in a model named first (or with --model).
 
-    The logs are merged into one order consistent with their vector clocks and
-    FIFO, replayed in the model; the first event the model cannot take is named
-    with its file and line, and each recorded snapshot is compared with the one
-    the algorithm must record for that execution.  Logs without a single event
-    are bad input (a logger that wrote nothing proves nothing).
+    Without a model, the processes, channels, payloads, snapshot ids and starters
+    are read from the logs. A snapshot that never completes fails (liveness) when
+    every log ends with its end event, and is unknown when a log is empty, cut
+    short or has no end (a crashed process): never a pass. Every divergence is
+    listed, the first in full. Exit 0 pass, 1 fail, 2 unknown, 5 bad input.
     """
-    from redletter.conformance.judges.log import validate_files
-    from redletter.python_model.config import load_model
+    name, logs = _split_validate_args(args, model, from_log)
+    if name is None:
+        from redletter.conformance.judges.runlog import conserved_sum as invariant_of
+        from redletter.conformance.judges.runlog import validate_run_files
 
-    cfg = load_model(model, project(root).spec_dir)
-    result = validate_files(cfg, logs)
+        result = validate_run_files(
+            logs,
+            whole_run=whole_run,
+            invariant=invariant_of(conserved_sum) if conserved_sum is not None else None,
+        )
+    else:
+        if whole_run or conserved_sum is not None:
+            raise InputError(
+                "--whole-run and --conserved-sum apply to the judge without a model; with "
+                f"the model {name}, the model's own invariants and bounds apply",
+                code="RL-INPUT-USAGE",
+            )
+        from redletter.conformance.judges.log import validate_files
+        from redletter.python_model.config import load_model
+
+        cfg = load_model(name, models_dir(root))
+        result = validate_files(cfg, logs)
     ui.lines(result.explain().splitlines())
-    done(Exit.OK if result.verdict == "pass" else Exit.FAIL)
+    done(result.verdict.exit_code)

@@ -325,8 +325,44 @@ SuiteOption = Annotated[
 
 
 def project(root: Path | None) -> Project:
-    """The project ``--root`` names, else the one found from the current directory."""
-    return project_at(root) if root is not None else find_project()
+    """The project ``--root`` names, else the one found from the current directory.
+
+    A ``spec/`` of models (``*.tla`` / ``*.cfg``) in the current directory that the
+    search would pass over (it holds no ``manifest.json``) is bad input, never
+    silently ignored."""
+    if root is not None:
+        return project_at(root)
+    found = find_project()
+    here = Path.cwd() / "spec"
+    if (
+        here.is_dir()
+        and here.resolve() != found.spec_dir.resolve()
+        and (any(here.glob("*.tla")) or any(here.glob("*.cfg")))
+    ):
+        raise InputError(
+            f"{here} is not used: it holds no manifest.json, so the kit would read the "
+            f"models of {found.spec_dir} instead; pass --root . to use it (conform validate "
+            "needs no manifest; other commands need spec/manifest.json, see docs/instrument.md"
+            ", section “Your own model”)",
+            code="RL-INPUT-ROOT",
+        )
+    return found
+
+
+def models_dir(root: Path | None) -> Path:
+    """Where the models are for commands that only read ``MC*.tla`` / ``.cfg`` (no
+    manifest needed): ``--root`` itself or its ``spec/``, else :func:`project`'s."""
+    if root is None:
+        return project(root).spec_dir
+    root = root.resolve()
+    for d in (root / "spec", root):
+        if (d / "manifest.json").is_file() or any(d.glob("MC*.cfg")):
+            return d
+    raise InputError(
+        f"{root} holds no model: neither it nor {root / 'spec'} has an MC*.cfg (or a "
+        "spec/manifest.json); pass the folder that holds your MC*.tla and MC*.cfg",
+        code="RL-INPUT-ROOT",
+    )
 
 
 def at_least(option: str, value: int, minimum: int) -> int:

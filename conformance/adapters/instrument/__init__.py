@@ -1,20 +1,20 @@
 """Instrumentation for programs that schedule themselves: write the kit's event log.
 
 - :mod:`.recorder` (standard library only; copy the file into your project):
-  :class:`~.recorder.Recorder`, one per node, writes the NDJSON event log
-  (:mod:`redletter.conformance.eventlog`) with vector clocks, thread-safe, one
-  flushed line per write; :func:`~.recorder.attach` / :func:`~.recorder.detach`
-  carry the clock on a JSON message.
+  :class:`~.recorder.Recorder`, one per process, writes the NDJSON event log
+  (:mod:`redletter.conformance.eventlog`) with vector clocks, from any thread or
+  coroutine, never holding its lock across your code; :func:`~.recorder.attach`
+  / :func:`~.recorder.detach` carry the clock on a JSON message.
 - ``go/``: the same as a Go package (standard library only, its own go.mod).
-- :mod:`.check` (the kit's side): the logs' integrity (a lost or cut line, a
-  vector clock that contradicts the logs, a file order that contradicts the
-  clocks) as an :class:`~redletter.errors.InputError` naming the file and line,
-  before the log judge gives a verdict.
-- ``examples/tcp/``: a real multi-process implementation (one OS process per
-  node, TCP on 127.0.0.1, asyncio), instrumented with the recorder, with three
-  bugs that can be switched on.
+- ``examples/``: programs instrumented with them, each with bugs a flag
+  switches on: ``chat/`` (asyncio over TCP), ``bank/`` (threads over TCP, a
+  directed topology), ``goring/`` (Go goroutines and channels), judged without a
+  model; ``tcp/`` (the token app, one OS process per node), replayed in a model.
 
-See ``docs/instrument.md``.
+The logs are judged by :mod:`redletter.conformance.judges.runlog` (the run
+itself, no model) or :mod:`redletter.conformance.judges.log` (in a model),
+after :mod:`redletter.conformance.logcheck` checked their integrity.  See
+``docs/instrument.md``.
 """
 
 from redletter.conformance.adapters.instrument.recorder import (

@@ -1,1 +1,2 @@
-"""Programs instrumented with the recorder: ``tcp/``, the token app over TCP sockets."""
+"""Programs instrumented with the recorder: ``chat/`` (asyncio), ``bank/`` (threads),
+``goring/`` (Go), judged without a model; ``tcp/``, the token app over TCP sockets."""

@@ -1,48 +1,48 @@
 // Package instrument writes redletter's NDJSON event log from a Go program
-// (standard library only), so that `redletter conform validate MODEL LOG...`
-// can replay the program's own run in the model.
+// (standard library only), so that `redletter conform validate LOG...` can
+// judge the program's own run (EWD 864's rules and lemmas on the run itself,
+// no model needed).
 //
-// One Recorder per node:
+// One Recorder per process:
 //
-//	rec, err := instrument.Open("p1", "logs/p1.ndjson")
+//	rec, err := instrument.Open("paris", "logs/paris.ndjson")
+//	rec.Init(state, []string{"lima"}, []string{"tokyo"}) // first: the start state, neighbours
 //
-//	// an application message: log the send, carry the clock on the message
-//	msg := Msg{Tokens: 3, VC: rec.SendApp("p2", 3, tokens)} // tokens: the state after it
+//	// an application message: log the send where the message leaves the process
+//	msg := Msg{Text: "hi", VC: rec.SendApp("tokyo", "hi", state)}
 //
 //	// on receipt: log it with the clock the message carried
-//	rec.ReceiveApp("p2", msg.Tokens, msg.VC, tokens)
+//	rec.ReceiveApp("lima", msg.Text, msg.VC, state)
 //
-//	// the snapshot algorithm: the action, then its effects, as one write
-//	st := rec.Begin()
-//	st.ReceiveMarker("p2", 1, msg.VC)
-//	st.RecordState(1, tokens)
-//	for _, q := range outputs {
-//		send(q, Msg{Marker: 1, VC: st.SendMarker(q, 1)})
-//	}
-//	st.CloseChannel(1, "p2")
-//	st.Complete(1, tokens, map[string][]int{"p2": {}})
-//	st.End()
+//	// the snapshot algorithm, in the order the program does it
+//	rec.ReceiveMarker("lima", "s1", msg.VC)
+//	rec.RecordState("s1", state)
+//	out <- Msg{Marker: "s1", VC: rec.SendMarker("tokyo", "s1")}
+//	rec.RecordMessage("s1", "lima", "hi") // a message recorded on lima -> paris
+//	rec.CloseChannel("s1", "lima")
+//	rec.Complete("s1", nil, nil)
 //
-// The events and fields are exactly those of the log format (see
-// redletter/conformance/eventlog.py): send, receive, internal, start_snapshot
-// (the model's actions) and record_state, record_message, close_channel,
-// complete (their effects). Log an action's effects right after it, and a
-// marker send before any later application message on that link.
+//	rec.Close() // last: the end event
 //
-// Each event gets the node's next seq (1, 2, 3, ... with no gaps, so a lost
-// line shows) and a vector clock: the recorder counts its own events and
-// merges the Clock each received message carries. Wall clocks are never
-// written: only vector clocks order the events of different nodes.
+// Payloads and states are any value encoding/json encodes; snapshot ids are
+// ints >= 1 or non-empty strings. RecordMessage links the record to the last
+// receive on that channel (the "of" field); RecordMessageOf names the receive
+// (the seq ReceiveApp returned) when the program records later. Close writes
+// the end event: a log without it may have been cut short (a crash).
 //
-// Every event is one line written with one write on a file opened with
-// O_APPEND, under a mutex (seq order is file order), so lines of several
-// goroutines or processes never interleave, and a line is on its way to the
-// disk when the call returns. A Step (Begin ... End) writes an action and its
-// effects with one write, so a crash cannot separate them.
+// Each event gets the process's next seq (1, 2, 3, ... with no gaps) and a
+// vector clock: the recorder counts its own events and merges the Clock each
+// received message carries. Wall clocks are never written.
 //
-// Misuse (a negative payload, a snapshot < 1, an empty node name, a state
-// encoding/json cannot encode) panics; write errors are kept and returned by
-// Err and Close.
+// Every event is encoded first, then numbered and written under a mutex held
+// for that one write only (one write on a file opened with O_APPEND), so lines
+// of several goroutines or processes never interleave, no code of yours runs
+// under the recorder's mutex, and the recorder cannot deadlock against your
+// own locks. Begin and End are kept for old code: a Step groups nothing.
+//
+// Misuse (an empty node name, a snapshot id that is neither an int >= 1 nor a
+// non-empty string, a value encoding/json cannot encode) panics; write errors
+// are kept and returned by Err and Close.
 package instrument
 
 import (
@@ -74,11 +74,12 @@ type field struct {
 
 // Events are the calls that log one event each; a Recorder and a Step have them.
 type Events struct {
-	emit func(event string, merge Clock, fields []field) Clock
-	node string
+	emit  func(event string, merge Clock, fields []field) Clock
+	node  string
+	owner *Recorder
 }
 
-// Recorder is the event log of one node: safe for concurrent use.
+// Recorder is the event log of one process: safe for concurrent use.
 type Recorder struct {
 	Events
 	mu      sync.Mutex
@@ -87,15 +88,13 @@ type Recorder struct {
 	durable bool
 	seq     int
 	vc      Clock
-	batch   []byte
-	inStep  bool
+	last    map[string]int // source -> seq of the last receive on that channel
 	err     error
 }
 
-// Step logs one action and its effects as a single write; End it.
+// Step is kept for old code: its calls log at once, as the Recorder's do.
 type Step struct {
 	Events
-	r *Recorder
 }
 
 // Open creates (or empties) the log file at path for node.
@@ -119,13 +118,13 @@ func open(node, path string, extra int) (*Recorder, error) {
 	return r, nil
 }
 
-// New returns a recorder for node writing to w (one Write per line or step).
+// New returns a recorder for node writing to w (one Write per line).
 func New(node string, w io.Writer) *Recorder {
 	if node == "" {
 		panic("instrument: the node name must not be empty")
 	}
-	r := &Recorder{w: w, vc: Clock{}}
-	r.Events = Events{emit: r.logNow, node: node}
+	r := &Recorder{w: w, vc: Clock{}, last: map[string]int{}}
+	r.Events = Events{emit: r.log, node: node, owner: r}
 	return r
 }
 
@@ -153,9 +152,23 @@ func (r *Recorder) Err() error {
 	return r.err
 }
 
-// Close closes the log file (when the recorder opened it) and returns the
-// first error the recorder met.
-func (r *Recorder) Close() error {
+// Close logs the end event (the process stops cleanly) and closes the log
+// file (when the recorder opened it); it returns the first error the recorder
+// met. A second Close does nothing.
+func (r *Recorder) Close() error { return r.CloseState(nil) }
+
+// CloseState is Close with the process's final state in the end event.
+func (r *Recorder) CloseState(state any) error {
+	r.mu.Lock()
+	closed := r.w == nil
+	r.mu.Unlock()
+	if !closed {
+		var fields []field
+		if state != nil {
+			fields = append(fields, field{"state", state})
+		}
+		r.log("end", nil, fields)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.f != nil {
@@ -163,48 +176,48 @@ func (r *Recorder) Close() error {
 			r.err = err
 		}
 		r.f = nil
-		r.w = nil
 	}
+	r.w = nil
 	return r.err
 }
 
-// Begin starts a step: other goroutines' events wait until End.
+// Begin is kept for old code: it returns a Step whose calls log at once.
 func (r *Recorder) Begin() *Step {
-	r.mu.Lock()
-	r.batch = r.batch[:0]
-	r.inStep = true
-	s := &Step{r: r}
-	s.Events = Events{emit: r.logLocked, node: r.node}
-	return s
+	return &Step{Events: r.Events}
 }
 
-// End writes the step's lines with one write.
-func (s *Step) End() {
-	r := s.r
-	if len(r.batch) > 0 {
-		r.write(r.batch)
+// End ends a Step (nothing to do: its events are written).
+func (s *Step) End() {}
+
+func (r *Recorder) log(event string, merge Clock, fields []field) Clock {
+	// Encode outside the mutex.
+	body := []byte(`,"event":`)
+	body = append(body, mustJSON(event)...)
+	src := ""
+	for _, f := range fields {
+		if f.key == "_receive" {
+			src = f.value.(string)
+			continue
+		}
+		body = append(body, ',')
+		body = append(body, mustJSON(f.key)...)
+		body = append(body, ':')
+		body = append(body, mustJSON(f.value)...)
 	}
-	r.batch = r.batch[:0]
-	r.inStep = false
-	r.mu.Unlock()
-}
-
-func (r *Recorder) logNow(event string, merge Clock, fields []field) Clock {
+	body = append(body, '}', '\n')
+	for q, n := range merge {
+		if n < 0 {
+			panic(fmt.Sprintf("instrument: a clock entry must be >= 0, got %s: %d", q, n))
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.logLocked(event, merge, fields)
-}
-
-func (r *Recorder) logLocked(event string, merge Clock, fields []field) Clock {
 	if r.w == nil {
 		panic("instrument: the recorder of " + r.node + " is closed")
 	}
 	seq := r.seq + 1
 	vc := r.vc.Copy()
 	for q, n := range merge {
-		if n < 0 {
-			panic(fmt.Sprintf("instrument: a clock entry must be >= 0, got %s: %d", q, n))
-		}
 		if q != r.node && n > vc[q] {
 			vc[q] = n
 		}
@@ -216,22 +229,19 @@ func (r *Recorder) logLocked(event string, merge Clock, fields []field) Clock {
 	line = strconv.AppendInt(line, int64(seq), 10)
 	line = append(line, `,"vc":`...)
 	line = append(line, mustJSON(vc)...)
-	line = append(line, `,"event":`...)
-	line = append(line, mustJSON(event)...)
-	for _, f := range fields {
-		line = append(line, ',')
-		line = append(line, mustJSON(f.key)...)
-		line = append(line, ':')
-		line = append(line, mustJSON(f.value)...)
-	}
-	line = append(line, '}', '\n')
+	line = append(line, body...)
 	r.seq, r.vc = seq, vc
-	if r.inStep {
-		r.batch = append(r.batch, line...)
-	} else {
-		r.write(line)
+	if src != "" {
+		r.last[src] = seq
 	}
+	r.write(line)
 	return vc.Copy()
+}
+
+func (r *Recorder) lastReceive(src string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last[src]
 }
 
 func (r *Recorder) write(data []byte) {
@@ -260,6 +270,18 @@ func count(what string, v, low int) int {
 	return v
 }
 
+func snapshotID(v any) any {
+	switch k := v.(type) {
+	case int:
+		return count("a snapshot id", k, 1)
+	case string:
+		if k != "" {
+			return k
+		}
+	}
+	panic(fmt.Sprintf("instrument: a snapshot id must be an int >= 1 or a non-empty string, got %#v", v))
+}
+
 func name(what, v string) string {
 	if v == "" {
 		panic("instrument: " + what + " must not be empty")
@@ -277,94 +299,143 @@ func withState(fields []field, state []any) []field {
 	return fields
 }
 
-// SendApp logs an application send of n on node -> dst (state, optional: the
-// node's state after it) and returns the clock to carry on the message.
-func (e Events) SendApp(dst string, n int, state ...any) Clock {
+// Init logs the process's initial state (its first event) and its neighbours:
+// the sources of its input channels and the destinations of its outputs (nil:
+// not given).
+func (e Events) Init(state any, inputs, outputs []string) {
+	fields := []field{{"state", state}}
+	if inputs != nil {
+		fields = append(fields, field{"inputs", inputs})
+	}
+	if outputs != nil {
+		fields = append(fields, field{"outputs", outputs})
+	}
+	e.emit("init", nil, fields)
+}
+
+// SendApp logs an application send of payload on node -> dst, where the
+// message leaves the process (state, optional: the state after it), and
+// returns the clock to carry on the message.
+func (e Events) SendApp(dst string, payload any, state ...any) Clock {
 	return e.emit("send", nil, withState([]field{
 		{"channel", []string{e.node, name("dst", dst)}},
-		{"msg", map[string]int{"app": count("an app message", n, 0)}},
+		{"msg", map[string]any{"app": payload}},
 	}, state))
 }
 
 // SendMarker logs the marker of snapshot sent on node -> dst; carry the clock.
-func (e Events) SendMarker(dst string, snapshot int) Clock {
+func (e Events) SendMarker(dst string, snapshot any) Clock {
 	return e.emit("send", nil, []field{
 		{"channel", []string{e.node, name("dst", dst)}},
-		{"msg", map[string]int{"marker": count("snapshot", snapshot, 1)}},
+		{"msg", map[string]any{"marker": snapshotID(snapshot)}},
 	})
 }
 
-// ReceiveApp logs the receipt of application message n on src -> node; clock
-// is the one the message carried (state, optional: the state after it).
-func (e Events) ReceiveApp(src string, n int, clock Clock, state ...any) {
-	e.emit("receive", clock, withState([]field{
+// ReceiveApp logs the receipt of application message payload on src -> node;
+// clock is the one the message carried (state, optional: the state after it).
+// It returns the event's seq (for RecordMessageOf).
+func (e Events) ReceiveApp(src string, payload any, clock Clock, state ...any) int {
+	vc := e.emit("receive", clock, withState([]field{
 		{"channel", []string{name("src", src), e.node}},
-		{"msg", map[string]int{"app": count("an app message", n, 0)}},
+		{"msg", map[string]any{"app": payload}},
+		{"_receive", src},
 	}, state))
+	return vc[e.node]
 }
 
-// ReceiveMarker logs the receipt of the marker of snapshot on src -> node.
-func (e Events) ReceiveMarker(src string, snapshot int, clock Clock) {
-	e.emit("receive", clock, []field{
+// ReceiveMarker logs the receipt of the marker of snapshot on src -> node and
+// returns the event's seq.
+func (e Events) ReceiveMarker(src string, snapshot any, clock Clock) int {
+	vc := e.emit("receive", clock, []field{
 		{"channel", []string{name("src", src), e.node}},
-		{"msg", map[string]int{"marker": count("snapshot", snapshot, 1)}},
+		{"msg", map[string]any{"marker": snapshotID(snapshot)}},
+		{"_receive", src},
 	})
+	return vc[e.node]
 }
 
 // Internal logs internal event ev (state, optional: the state after it).
-func (e Events) Internal(ev int, state ...any) {
+func (e Events) Internal(ev any, state ...any) {
 	e.emit("internal", nil, withState([]field{
-		{"msg", map[string]int{"internal": count("an internal event", ev, 0)}},
+		{"msg", map[string]any{"internal": ev}},
 	}, state))
 }
 
-// StartSnapshot logs that this node starts snapshot (then log its effects).
-func (e Events) StartSnapshot(snapshot int) {
-	e.emit("start_snapshot", nil, []field{{"snapshot", count("snapshot", snapshot, 1)}})
+// StartSnapshot logs that this process starts snapshot (then record its state
+// and send the markers).
+func (e Events) StartSnapshot(snapshot any) {
+	e.emit("start_snapshot", nil, []field{{"snapshot", snapshotID(snapshot)}})
 }
 
 // RecordState logs the local state recorded for snapshot (on turning red).
-func (e Events) RecordState(snapshot int, state any) {
+func (e Events) RecordState(snapshot any, state any) {
 	e.emit("record_state", nil, []field{
-		{"snapshot", count("snapshot", snapshot, 1)},
+		{"snapshot", snapshotID(snapshot)},
 		{"state", state},
 	})
 }
 
-// RecordMessage logs app message n recorded on src -> node in snapshot.
-func (e Events) RecordMessage(snapshot int, src string, n int) {
-	e.emit("record_message", nil, []field{
-		{"snapshot", count("snapshot", snapshot, 1)},
+// RecordMessage logs payload recorded on src -> node in snapshot (what the
+// program puts in the channel's recorded state), linked to the last receive
+// on that channel.
+func (e Events) RecordMessage(snapshot any, src string, payload any) {
+	e.RecordMessageOf(snapshot, src, payload, 0)
+}
+
+// RecordMessageOf is RecordMessage linked to the receive whose seq is of (0:
+// the last receive on that channel).
+func (e Events) RecordMessageOf(snapshot any, src string, payload any, of int) {
+	if of == 0 && e.owner != nil {
+		of = e.owner.lastReceive(src)
+	}
+	fields := []field{
+		{"snapshot", snapshotID(snapshot)},
 		{"channel", []string{name("src", src), e.node}},
-		{"msg", map[string]int{"app": count("an app message", n, 0)}},
-	})
+		{"msg", map[string]any{"app": payload}},
+	}
+	if of > 0 {
+		fields = append(fields, field{"of", of})
+	}
+	e.emit("record_message", nil, fields)
 }
 
 // CloseChannel logs that src -> node is closed in snapshot (its marker arrived).
-func (e Events) CloseChannel(snapshot int, src string) {
+func (e Events) CloseChannel(snapshot any, src string) {
 	e.emit("close_channel", nil, []field{
-		{"snapshot", count("snapshot", snapshot, 1)},
+		{"snapshot", snapshotID(snapshot)},
 		{"channel", []string{name("src", src), e.node}},
 	})
 }
 
-// Complete logs that snapshot is complete here, with the node's report of it:
-// its recorded state and channels {source: [app payloads]} (nil: no report).
-func (e Events) Complete(snapshot int, state any, channels map[string][]int) {
-	fields := []field{{"snapshot", count("snapshot", snapshot, 1)}}
+// Complete logs that snapshot is complete here, with the process's report of
+// it: its recorded state and channels, a map from each source to the payloads
+// recorded (nil: no report).
+func (e Events) Complete(snapshot any, state any, channels any) {
+	fields := []field{{"snapshot", snapshotID(snapshot)}}
 	if state != nil {
 		fields = append(fields, field{"state", state})
 	}
 	if channels != nil {
-		report := make(map[string][]int, len(channels))
-		for q, ms := range channels {
-			name("a channel's source", q)
-			report[q] = []int{}
-			for _, m := range ms {
-				report[q] = append(report[q], count("an app message", m, 0))
-			}
-		}
-		fields = append(fields, field{"channels", report})
+		fields = append(fields, field{"channels", reportOf(channels)})
 	}
 	e.emit("complete", nil, fields)
+}
+
+// reportOf is channels as a JSON object of lists (a nil list is an empty one).
+func reportOf(channels any) map[string]any {
+	var report map[string]any
+	if err := json.Unmarshal(mustJSON(channels), &report); err != nil {
+		panic(fmt.Sprintf("instrument: channels must map sources to lists, got %#v", channels))
+	}
+	for q, ms := range report {
+		name("a channel's source", q)
+		switch ms.(type) {
+		case nil:
+			report[q] = []any{}
+		case []any:
+		default:
+			panic(fmt.Sprintf("instrument: channels must map sources to lists, got %#v", channels))
+		}
+	}
+	return report
 }

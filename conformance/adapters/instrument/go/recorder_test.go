@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -116,8 +117,8 @@ func TestTokenSnapshot(t *testing.T) {
 	}
 	a := readLines(t, filepath.Join(dir, "p1.ndjson"))
 	b := readLines(t, filepath.Join(dir, "p2.ndjson"))
-	if len(a) != 6 || len(b) != 8 {
-		t.Fatalf("want 6 and 8 lines, got %d and %d", len(a), len(b))
+	if len(a) != 7 || len(b) != 9 || a[6].Event != "end" || b[8].Event != "end" {
+		t.Fatalf("want 6 and 8 lines and an end each, got %d and %d", len(a), len(b))
 	}
 	for _, l := range append(a, b...) {
 		if l.VC[l.Node] != l.Seq {
@@ -168,8 +169,8 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 	}
 	lines := readLines(t, path)
-	if len(lines) != 3*4*(200+20) {
-		t.Fatalf("want %d lines, got %d", 3*4*220, len(lines))
+	if len(lines) != 3*4*(200+20)+3 {
+		t.Fatalf("want %d lines (and an end each), got %d", 3*4*220+3, len(lines))
 	}
 	last := map[string]int{}
 	for _, l := range lines {
@@ -182,12 +183,54 @@ func TestConcurrentWriters(t *testing.T) {
 
 func TestMisusePanics(t *testing.T) {
 	r := New("p1", &discard{})
-	defer func() {
-		if recover() == nil {
-			t.Fatal("a negative payload must panic")
-		}
+	for what, f := range map[string]func(){
+		"a snapshot id 0":        func() { r.SendMarker("p2", 0) },
+		"an empty snapshot id":   func() { r.StartSnapshot("") },
+		"a float snapshot id":    func() { r.RecordState(1.5, 0) },
+		"a channel to nobody":    func() { r.SendApp("", "x") },
+		"a payload not JSON":     func() { r.SendApp("p2", func() {}) },
+		"a report of no lists":   func() { r.Complete("s", nil, map[string]int{"p2": 1}) },
+		"a negative clock entry": func() { r.ReceiveApp("p2", 1, Clock{"p2": -1}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s must panic", what)
+				}
+			}()
+			f()
+		}()
+	}
+	if r.Seq() != 0 {
+		t.Fatalf("a refused event took seq %d", r.Seq())
+	}
+}
+
+// TestStepHoldsNoLock: a goroutine inside a Step waits for a lock another
+// goroutine holds while it logs; the recorder must not deadlock them.
+func TestStepHoldsNoLock(t *testing.T) {
+	r := New("p1", &discard{})
+	var app sync.Mutex
+	app.Lock()
+	done := make(chan struct{})
+	go func() {
+		st := r.Begin()
+		st.Internal(1)
+		app.Lock() // waits for the main goroutine, inside the step
+		st.Internal(2)
+		app.Unlock()
+		st.End()
+		close(done)
 	}()
-	r.SendApp("p2", -1)
+	for r.Seq() < 1 {
+		runtime.Gosched()
+	}
+	r.Internal(3) // would block forever if the step held the recorder's mutex
+	app.Unlock()
+	<-done
+	if r.Seq() != 3 {
+		t.Fatalf("want 3 events, got %d", r.Seq())
+	}
 }
 
 type discard struct{}
