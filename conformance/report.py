@@ -116,7 +116,8 @@ def show_step(action: str, params: Mapping[str, object]) -> str:
 
 def replay_command(itf: Path, node_cmd: str, *, hosted: bool = False) -> str:
     """The one command that replays a trace file against a node command."""
-    cmd = f"redletter conform replay {shlex.quote(str(itf))} --node {shlex.quote(node_cmd)}"
+    cmd = f".venv/bin/redletter conform replay {shlex.quote(str(itf))}"
+    cmd += f" --node {shlex.quote(node_cmd)}"
     return cmd + (" --hosted" if hosted else "")
 
 
@@ -280,7 +281,7 @@ def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, n
         title=f"{trace.model}: {trace.name}",
         subtitle="The model's run of the schedule the node failed on; the node's divergence "
         "is marked at its step.",
-        command=f"redletter explain --itf {folder.shrunk}",
+        command=f".venv/bin/redletter explain --itf {shlex.quote(str(folder.shrunk))}",
         annotations=[note],
     )
     path = folder.path / "explain.html"
