@@ -273,3 +273,16 @@ def test_every_printed_command_runs_as_printed_in_a_fresh_clone(
             ran += n
         print(f"  {ran} commands run, {skipped} blocks skipped, {len(problems)} problems")
     assert problems == [], "\n".join(problems)
+
+
+def test_the_readme_is_a_front_page_that_links_every_page() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 250
+    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)(?:#[\w-]*)?\)", readme))
+    on_disk = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")}
+    assert on_disk - linked == set(), "a page of docs/ the README's table does not link"
+    assert linked - on_disk == set(), "a link of the README to a page that is not there"
+    for page in sorted(on_disk):  # every relative link of a page leads somewhere
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):
+            assert (ROOT / "docs" / target).exists(), f"{page}: a link to {target}"

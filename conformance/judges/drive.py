@@ -892,7 +892,11 @@ def usage_error(result: JudgeResult) -> InputError | None:
     said_usage = any(line.lstrip().lower().startswith("usage:") for line in err.stderr_tail)
     if err.exit_status != 2 and not said_usage:
         return None
-    why = "printed a usage message" if said_usage else "exited with status 2, a usage error's"
+    why = (
+        "exited with status 2, the status of a usage error,"
+        if err.exit_status == 2
+        else "printed a usage message"
+    )
     return InputError(
         f"the node command looks wrong: node {err.node} {why} before its first step,"
         " so no trace was judged (a usage error is not a verdict on the algorithm).\n"
