@@ -118,7 +118,17 @@ def _show(mj: ModeJudgement) -> None:
 
 def _command(mode: str, runs: int, seed: int, extra: list[str]) -> str:
     return " ".join(
-        [".venv/bin/redletter", "flink", "run", "--mode", mode, "--runs", str(runs), "--seed", str(seed)]
+        [
+            ".venv/bin/redletter",
+            "flink",
+            "run",
+            "--mode",
+            mode,
+            "--runs",
+            str(runs),
+            "--seed",
+            str(seed),
+        ]
         + [shlex.quote(x) for x in extra]
     )
 
