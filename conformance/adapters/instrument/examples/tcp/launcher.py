@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import shlex
 import shutil
@@ -43,6 +44,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import redletter
 from redletter.conformance.adapters.instrument.examples.tcp.node import BUGS
 from redletter.conformance.process import NodeCrashed, NodeError, NodeTimeout
 from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
@@ -51,6 +53,8 @@ from redletter.errors import InputError, RedletterError, advice, escape_terminal
 __all__ = ["BUGS", "Run", "Shape", "launch", "shape_of_model"]
 
 NODE_MODULE = "redletter.conformance.adapters.instrument.examples.tcp.node"
+#: The directory the running kit's package ``redletter`` is imported from.
+KIT_ROOT = str(Path(redletter.__file__).absolute().parent.parent)
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,14 @@ async def _launch(
             log = Path(str(config["log"]))
             launch = sandbox.launch(
                 [python, "-m", NODE_MODULE, json.dumps(config)],
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
+                env={
+                    "PATH": "/usr/bin:/bin",
+                    "LANG": "C.UTF-8",
+                    "PYTHONUNBUFFERED": "1",
+                    # The node imports the kit the launcher runs (the sandbox shows it),
+                    # whatever the interpreter's own site-packages would pick.
+                    "PYTHONPATH": KIT_ROOT,
+                },
                 writable=[log],
                 home=True,
             )
@@ -198,8 +209,8 @@ async def _launch(
                 launch.abandon()
                 raise
             sandbox.adopt(proc.pid)
+            procs[p] = _Proc(p, proc)  # killed and reaped below if it does not start
             await asyncio.get_running_loop().run_in_executor(None, launch.started)
-            procs[p] = _Proc(p, proc)
             helpers += [
                 asyncio.create_task(procs[p].read()),
                 asyncio.create_task(procs[p].drain_stderr()),
@@ -279,7 +290,7 @@ def launch(
                     steps=steps,
                     bug=bug,
                     shared=shared,
-                    python=shutil.which(python or sys.executable) or str(python),
+                    python=_real_dir(shutil.which(python or sys.executable) or str(python)),
                     sandbox=sandbox,
                 ),
                 timeout,
@@ -292,6 +303,14 @@ def launch(
 
     with Sandbox(pol, name="tcp") as sandbox:
         return asyncio.run(bounded(sandbox))
+
+
+def _real_dir(program: str) -> str:
+    """``program`` with the symlinks of its directory resolved and its name kept: the
+    sandbox shows a node real paths only (a ``.venv`` that links elsewhere), and a
+    venv's ``python`` must keep its name to start in its venv."""
+    full = os.path.abspath(program)
+    return os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
 
 
 def run_main(argv: Sequence[str] | None = None) -> int:
