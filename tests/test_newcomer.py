@@ -258,3 +258,22 @@ def test_make_flink_results_writes_the_tracked_file_only_when_asked() -> None:
     published = recipe("PUBLISH=1")
     assert all("--publish docs/data/flink-results.json" in ln for ln in published[:3])
     assert "python -m redletter.variants > docs/variants.md.tmp" in published[3]
+
+
+def test_a_program_behind_a_symlinked_directory_runs_from_its_real_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from redletter.conformance.process import _resolve_argv
+
+    (tmp_path / "real" / "bin").mkdir(parents=True)
+    (tmp_path / "real" / "bin" / "python").symlink_to(sys.executable)  # a venv's python
+    (tmp_path / "real" / "node.py").write_text("", encoding="utf-8")
+    (tmp_path / ".venv").symlink_to(tmp_path / "real")
+    monkeypatch.chdir(tmp_path)
+    real = os.path.realpath(tmp_path / "real")
+    assert _resolve_argv([".venv/bin/python", ".venv/node.py", "-x", "word"]) == (
+        f"{real}/bin/python",  # the link's own name: the venv's, not its base interpreter
+        f"{real}/node.py",
+        "-x",
+        "word",
+    )
