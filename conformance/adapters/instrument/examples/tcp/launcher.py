@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import redletter
+import redletter.errors
 from redletter.conformance.adapters.instrument.examples.tcp.node import BUGS
 from redletter.conformance.process import NodeCrashed, NodeError, NodeTimeout
 from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
@@ -54,7 +54,7 @@ __all__ = ["BUGS", "Run", "Shape", "launch", "shape_of_model"]
 
 NODE_MODULE = "redletter.conformance.adapters.instrument.examples.tcp.node"
 #: The directory the running kit's package ``redletter`` is imported from.
-KIT_ROOT = str(Path(redletter.__file__).absolute().parent.parent)
+KIT_ROOT = str(Path(redletter.errors.__file__).absolute().parent.parent)
 
 
 @dataclass(frozen=True)
