@@ -23,6 +23,16 @@ on Spark ``local[1]`` and on ``local[2]``, each in its own process; the gradeboo
 must be the same, and the speed-up ``local[2]`` over ``local[1]`` is printed.  With
 ``--campaign N`` the campaign also runs on ``local[1]`` for its own speed-up.
 
+With ``--big MODEL`` (a model of the large suite, e.g. ``MCTokenHuge``): the run a
+single process cannot do.  python_model's explorer with its address space capped at
+``--cap-mb`` (default 1024: ``RLIMIT_AS``, as ``ulimit -v``) must fail with
+``MemoryError``; then the Spark BFS on ``local[2]`` with a 1 GiB driver (the JVM's
+heap) and every Python worker capped at the same ``--cap-mb`` explores it to the end,
+``--big-partitions`` partitions (default 16), checking the cfg's invariants and
+writing only the BFS parents; its counts must equal the manifest's.
+
+    python bench/bench_pipeline.py --big MCTokenHuge
+
 With ``--synthetic-mb N``: writes a synthetic DOT of about N MB in TLC 2.15's format
 (``bench/bench_dot.py``'s generator) and ingests it with ``--driver-memory``
 (default 512m) to show that the streaming ingest's memory does not grow with the file.
@@ -104,6 +114,52 @@ def _one(argv: list[str]) -> None:
 
             n = explore(load_model(model, ROOT / "spec")).distinct
         print(json.dumps({"startup": 0.0, "seconds": time.perf_counter() - t0, "states": n}))
+        return
+    if what == "explore-capped":  # argv[5]: the address-space cap in MiB
+        import resource
+
+        cap = int(argv[5]) * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        from redletter.python_model.config import load_model
+        from redletter.python_model.explore import explore
+
+        try:
+            n = explore(load_model(model, ROOT / "spec")).distinct
+            error = ""
+        except MemoryError:
+            n, error = -1, "MemoryError"
+        t = time.perf_counter() - t0
+        print(json.dumps({"startup": 0.0, "seconds": t, "states": n, "error": error}))
+        return
+    if what == "explore-spark-capped":  # argv[5]: out, argv[6]: cap MiB, argv[7]: partitions
+        from redletter.pipeline.explore import explore_spark
+        from redletter.pipeline.session import SparkConfig, get_session
+        from redletter.python_model.config import load_model
+
+        session = get_session(
+            SparkConfig(master=master, driver_memory=memory, python_memory=f"{argv[6]}m")
+        )
+        t1 = time.perf_counter()
+        r = explore_spark(
+            session,
+            load_model(model, ROOT / "spec"),
+            argv[5],
+            graph=False,
+            partitions=int(argv[7]),
+            on_level=lambda lv: print(
+                f"  depth {lv.depth} new {lv.new:,} distinct {lv.distinct:,} {lv.seconds:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            ),
+        )
+        out = {
+            "startup": t1 - t0,
+            "seconds": time.perf_counter() - t1,
+            "states": r.distinct,
+            "counts": [r.distinct, r.total, r.depth],
+            "violation": r.violation.name if r.violation else None,
+        }
+        print(json.dumps(out))
         return
     if what == "grade":
         from redletter.pipeline.grade import GradeConfig, discover_submissions, grade_class
@@ -217,6 +273,9 @@ def main() -> None:
     ap.add_argument("--bfs", default="", help="model for the distributed BFS (e.g. MCToken2)")
     ap.add_argument("--grade", type=int, default=0, help="submissions in the class to grade")
     ap.add_argument("--grade-scenarios", type=int, default=10, help="scenarios of the class")
+    ap.add_argument("--big", default="", help="a model no single process can explore in --cap-mb")
+    ap.add_argument("--cap-mb", type=int, default=1024, help="memory cap of --big's runs (MiB)")
+    ap.add_argument("--big-partitions", type=int, default=16, help="partitions of --big's BFS")
     ap.add_argument(
         "--bfs-graph",
         action="store_true",
@@ -290,6 +349,31 @@ def main() -> None:
                     ),
                 )
             )
+    if a.big:
+        cap = str(a.cap_mb)
+        rows.append(
+            (
+                f"explore single-process, {a.cap_mb} MiB",
+                _measure(["explore-capped", "-", a.big, "-", "-", cap]),
+            )
+        )
+        rows.append(
+            (
+                f"explore spark local[2], {a.cap_mb} MiB a worker",
+                _measure(
+                    [
+                        "explore-spark-capped",
+                        "-",
+                        a.big,
+                        "local[2]",
+                        "1g",
+                        str(work / "big"),
+                        cap,
+                        str(a.big_partitions),
+                    ]
+                ),
+            )
+        )
     if a.synthetic_mb:
         from bench.bench_dot import write_dump
 
@@ -349,6 +433,26 @@ def main() -> None:
         )
         print(f"BFS speed-up local[2] over local[1]: {one / two:.2f}x (target >= 1.7)")
         print(f"BFS Spark local[2] / single process: {two / single:.2f}x the time (target <= 3)")
+    big = {n: r for n, r in rows if n.startswith("explore") and "MiB" in n}
+    if big:
+        from redletter.manifest import load_manifest
+
+        entry = {e.model: e for e in load_manifest(ROOT / "spec" / "manifest.json").models}.get(
+            a.big
+        )
+        single, spark_row = list(big.values())
+        print(
+            f"{a.big}: the single process within {a.cap_mb} MiB:"
+            f" {single['error'] or 'finished (' + format(single['states'], ',') + ' states)'}"
+            f" after {single['seconds']:.0f} s"
+        )
+        want = [entry.distinct, entry.total, entry.depth] if entry else None
+        print(
+            f"{a.big}: Spark (driver 1g, Python workers {a.cap_mb} MiB) distinct/total/depth"
+            f" {spark_row['counts']} in {spark_row['seconds']:.0f} s, peak RSS of the tree"
+            f" {spark_row['peak_mb']:,.0f} MB; the manifest's {want}:"
+            f" {'equal' if want == spark_row['counts'] else 'DIFFERENT'}"
+        )
     print(f"graphs in {work}")
 
 

@@ -9,7 +9,9 @@ Every run writes to its own folder ``store/<timestamp>-<name>/`` (git-ignored):
 - ``diagram.svg``: its space-time diagram, what the node did (sends, receives,
   recorded states and messages, what each snapshot recorded; redletter/render/diagram.py);
 - ``explain.html`` (a failure): the proof explorer of the same schedule in the model
-  (redletter/render/explorer.py), the step where the node diverges marked;
+  (redletter/render/explorer.py), the step where the node diverges marked, continued
+  with the model's own completion when the snapshot is still open (so that both
+  shadow networks can be drawn); ``explain.itf.json`` is the run it shows;
 - ``report.html``: the verdict, the divergence in words with the properties it
   breaks, the shrunk schedule with that step marked, the diagram with its column
   shaded, the replay command and every trace judged (redletter/render/report.py).
@@ -28,11 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from redletter.conformance import protocol as p
-from redletter.conformance.judges.drive import JudgeResult
+from redletter.conformance.judges.drive import JudgeResult, drain_steps
 from redletter.conformance.net import Observation, show_msg
 from redletter.conformance.sandbox import SandboxReport
 from redletter.conformance.shrink import ShrinkResult
 from redletter.conformance.traces import (
+    Step,
     Trace,
     model_of,
     replay_states,
@@ -40,8 +43,18 @@ from redletter.conformance.traces import (
     write_trace,
 )
 from redletter.conformance.verdict import Verdict
+from redletter.python_model.actions import step as model_step
+from redletter.python_model.config import ModelConfig
 from redletter.python_model.engines import family_of
-from redletter.render.diagram import Event, RecordNote, draw, layout
+from redletter.render.diagram import (
+    BARRIER_WORDS,
+    CHANDY_LAMPORT_WORDS,
+    Event,
+    RecordNote,
+    Words,
+    draw,
+    layout,
+)
 from redletter.render.explorer import Annotation, explorer_data, render_explorer, step_text
 from redletter.render.proof import prove_run
 from redletter.render.report import (
@@ -54,12 +67,15 @@ from redletter.render.report import (
 
 __all__ = [
     "RunFolder",
+    "completion_steps",
     "diagram_events",
     "new_run_folder",
     "record_notes",
     "replay_command",
+    "restore_notes",
     "sandbox_of",
     "show_step",
+    "words_of",
     "write_report",
 ]
 
@@ -126,12 +142,27 @@ def diagram_events(observations: Sequence[Observation]) -> list[Event]:
     events, recordings; each in the column of its step (``Observation.index``)."""
     events: list[Event] = []
     queues: dict[tuple[str, str], list[int]] = {}
+    barrier_of: dict[int, int] = {}  # message id -> checkpoint of a barrier
     next_id = 0
     for o in observations:
         if o.skipped:  # not performed: nothing to draw
             continue
         at = o.index
         delivered_id: int | None = None
+        if o.action == "Restore":
+            # --- barrier --- the job restarts from checkpoint n: every node restores,
+            # and what was in flight towards it is dropped (its arrow ends here)
+            for ch, q in queues.items():
+                if ch[1] != o.node:
+                    continue
+                for mid in q:
+                    snap = barrier_of.get(mid)
+                    events.append(Event("receive", o.node, ch, mid, snap, step=at))
+                q.clear()
+            events.append(
+                Event("internal", o.node, label=f"restore checkpoint {o.params.get('n')}", step=at)
+            )
+            continue
         c = o.params.get("c")
         if o.delivered is not None and not isinstance(c, list | tuple):
             # a message off the buffers (the observer's request): drawn where it lands
@@ -176,6 +207,7 @@ def diagram_events(observations: Sequence[Observation]) -> list[Event]:
                 events.append(Event("send", o.node, s.channel, next_id, s.msg.snapshot, step=at))
             # --- barrier --- a barrier is drawn as a red letter, a record as a message
             elif isinstance(s.msg, p.Barrier):
+                barrier_of[next_id] = s.msg.checkpoint
                 events.append(Event("send", o.node, s.channel, next_id, s.msg.checkpoint, step=at))
             else:
                 label = show_msg(s.msg)
@@ -191,9 +223,35 @@ def _show_json(v: object) -> str:
     return "nothing" if v is None else str(v)
 
 
+def words_of(observations: Sequence[Observation]) -> Words:
+    """The vocabulary of a run's diagram: a barrier run's (barriers, checkpoints) when
+    the run carries barriers or restores, else Chandy-Lamport's."""
+    for o in observations:
+        if o.action in ("InjectBarrier", "ReceiveBarrier", "Restore") or any(
+            isinstance(s.msg, p.Barrier) for s in o.sent
+        ):
+            return BARRIER_WORDS
+    return CHANDY_LAMPORT_WORDS
+
+
+def restore_notes(observations: Sequence[Observation]) -> tuple[str, ...]:
+    """The diagram's words on the restores of a barrier run (none otherwise)."""
+    restored = list(
+        dict.fromkeys(str(o.params.get("n")) for o in observations if o.action == "Restore")
+    )
+    if not restored:
+        return ()
+    return (
+        f"restore of checkpoint {', '.join(restored)}: every operator and source goes back to "
+        "what the checkpoint stored; messages in flight then are dropped (their arrows end at "
+        "the restore)",
+    )
+
+
 def record_notes(observations: Sequence[Observation]) -> list[RecordNote]:
     """What the node said each snapshot recorded, machine by machine: its state and
     the messages it recorded per input channel (``open`` until it closed it)."""
+    word = words_of(observations).snapshot
     states: dict[tuple[int, str], str] = {}
     streams: dict[tuple[int, tuple[str, str]], list[str]] = {}
     closed: set[tuple[int, tuple[str, str]]] = set()
@@ -216,7 +274,7 @@ def record_notes(observations: Sequence[Observation]) -> list[RecordNote]:
             for c in chans:
                 stream = "[" + ", ".join(streams.get((k, c), [])) + "]"
                 parts.append(f"{c[0]}→{c[1]}: {stream}" + ("" if (k, c) in closed else " open"))
-            notes.append(RecordNote(k, m, f"snapshot {k}: " + "; ".join(parts)))
+            notes.append(RecordNote(k, m, f"{word} {k}: " + "; ".join(parts)))
     return notes
 
 
@@ -263,12 +321,41 @@ def sandbox_of(results: Sequence[JudgeResult]) -> SandboxReport | None:
     return next((r.sandbox for r in reversed(results) if r.sandbox is not None), None)
 
 
+def completion_steps(cfg: ModelConfig, steps: Sequence[Step]) -> tuple[Step, ...]:
+    """The model's own completion of ``steps``: what the drive judge's drain delivers
+    after the schedule (every message in flight, FIFO, while the application can
+    receive it), up to the state where every started snapshot has completed (nothing
+    when they all have, or when none started)."""
+    states = replay_states(cfg, steps)
+    last = states[-1]
+    if all(s0 is None or sf is not None for s0, sf in zip(last.s0, last.sf, strict=True)):
+        return ()
+    extra = drain_steps(cfg, last)
+    s, kept = last, []
+    for st in extra:
+        s = model_step(cfg, s, st[0], st[1])
+        kept.append(st)
+        if all(s0 is None or sf is not None for s0, sf in zip(s.s0, s.sf, strict=True)):
+            break
+    return tuple(kept)
+
+
 def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, node: str) -> Path:
-    """The proof explorer of ``trace`` in the model, the divergence marked."""
+    """The proof explorer of ``trace`` in the model, the divergence marked.
+
+    A shrunk schedule is cut at the divergence, often before the snapshot completes,
+    and the shadow networks are defined only for a completed snapshot.  The schedule is
+    then continued with the model's own completion (:func:`completion_steps`: the
+    judge's drain, the very steps the node is given after a schedule), so that the
+    page shows both shadow networks up to and past the failing step; the node had
+    already diverged at its step, so the failure is unchanged.  The added steps are
+    marked on the page."""
     cfg = model_of(trace)
-    states = replay_states(cfg, trace.steps)
     steps = [(a, dict(ps)) for a, ps in trace.steps]
-    pr = prove_run(cfg, states[0], steps)
+    completion = completion_steps(cfg, trace.steps)
+    extra = [(a, dict(ps)) for a, ps in completion]
+    states = replay_states(cfg, trace.steps)
+    pr = prove_run(cfg, states[0], steps + extra)
     at = divergence_step if divergence_step else len(steps)
     note = Annotation(
         at,
@@ -276,13 +363,44 @@ def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, n
         why,
         properties_named(why),
     )
+    subtitle = (
+        "The model's run of the schedule the node failed on; the node's divergence is "
+        "marked at its step."
+    )
+    if extra:
+        first, last = len(steps) + 1, len(steps) + len(extra)
+        span = f"step {first}" if first == last else f"steps {first}–{last}"
+        subtitle += (
+            f" The shrunk schedule ends at step {len(steps)}, before every snapshot "
+            f"completes; {span} are the model's own completion (the judge's drain: every "
+            "message in flight delivered in FIFO order), added so that both shadow "
+            "networks can be drawn. The node was judged on the shrunk schedule."
+        )
+    end = pr.states[-1]
+    open_snaps = [
+        str(cfg.snaps[k])
+        for k in range(len(cfg.snaps))
+        if end.s0[k] is not None and end.sf[k] is None
+    ]
+    if open_snaps:
+        which = ", ".join(open_snaps)
+        subtitle += (
+            f" Snapshot {which} cannot complete in the model even after its own completion "
+            "(the application cannot receive what is still in flight), so its shadow networks, "
+            "which start from or end in the snapshot state, are not drawn; the recorded-so-far "
+            "panel and the invariants show the partial snapshot step by step."
+        )
+    # the page's own run (the schedule and its completion), so that its command
+    # rebuilds this very page
+    shown = folder.path / "explain.itf.json"
+    write_trace(shown, trace.with_steps(trace.steps + completion, name=f"{trace.name}-explained"))
     data = explorer_data(
         pr,
         title=f"{trace.model}: {trace.name}",
-        subtitle="The model's run of the schedule the node failed on; the node's divergence "
-        "is marked at its step.",
-        command=f".venv/bin/redletter explain --itf {shlex.quote(str(folder.shrunk))}",
+        subtitle=subtitle,
+        command=f".venv/bin/redletter explain --itf {shown}",
         annotations=[note],
+        added_from=len(steps) + 1 if extra else None,
     )
     path = folder.path / "explain.html"
     path.write_text(render_explorer(data), encoding="utf-8")
@@ -361,6 +479,8 @@ def write_report(
                 diagram_events(shown.observations),
                 title=f"{shown.trace.name}: {shown.verdict}",
                 records=record_notes(shown.observations),
+                words=words_of(shown.observations),
+                notes=restore_notes(shown.observations),
             )
         )
         svg, notes = drawing.svg, drawing.warnings

@@ -1,8 +1,15 @@
 """Exact cross-check of two graph directories (e.g. TLC's and the Python model's).
 
-States are compared by their canonical text (``canon``), edges by
-``(canon of src, action, canon of dst)`` after mapping each graph's ids to canon,
-initial states as a set: left anti-joins both ways.  The distinct-state counts are
+States are compared by their canonical text (``canon``), initial states as a set,
+edges as ``(src, action, dst)`` after mapping each graph's own ids to states: left
+anti-joins both ways.  The Spark job joins on a 64-bit fingerprint of the canonical
+text (Spark's native ``xxhash64``, the same in both graphs), the text itself only a
+tie-break: states on ``(fingerprint, text)`` -- exact -- and edges on
+``(fingerprint of src, action, fingerprint of dst)``, 20 bytes a row where the text
+would be two kilobytes.  That is exact too once each graph's fingerprints are
+checked one-to-one with its texts (a clash stops the run, ``RL-INTERNAL-FP``): an
+edge could then only match a different edge through a state one graph lacks, which
+the state comparison reports.  The distinct-state counts are
 compared with ``spec/manifest.json`` when the model has a row there and passes.
 For a handful of differences a shortest path from an initial state of the graph
 that has them is found (BFS by joins, :mod:`redletter.pipeline.reach`).
@@ -23,7 +30,7 @@ from typing import TYPE_CHECKING
 import pyarrow.compute as pc  # type: ignore[import-untyped, unused-ignore]
 import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 
-from redletter.errors import InputError
+from redletter.errors import InputError, InternalError
 from redletter.pipeline.ingest import read_graph_info
 
 if TYPE_CHECKING:
@@ -146,17 +153,34 @@ def _side(spark: SparkSession, d: Path, model: str) -> tuple[DataFrame, DataFram
     return states.select("fp", "canon", "initial"), edges.select("src", "action", "dst")
 
 
-def _canon_edges(states: DataFrame, edges: DataFrame) -> DataFrame:
+def _fp_edges(states: DataFrame, edges: DataFrame) -> DataFrame:
+    """The edges as ``(hs, action, hd)``: the fingerprints of their states' texts."""
     from pyspark.sql import functions as F
 
-    s = states.select(F.col("fp").alias("src"), F.col("canon").alias("sc"))
-    d = states.select(F.col("fp").alias("dst"), F.col("canon").alias("dc"))
+    s = states.select(F.col("fp").alias("src"), F.col("h").alias("hs"))
+    d = states.select(F.col("fp").alias("dst"), F.col("h").alias("hd"))
     return (
         edges.join(s, "src")
         .join(d, "dst")
-        .select("sc", F.coalesce(F.col("action"), F.lit("")).alias("action"), "dc")
+        .select("hs", F.coalesce(F.col("action"), F.lit("")).alias("action"), "hd")
         .distinct()
     )
+
+
+def _one_to_one(texts: DataFrame, model: str, name: str) -> None:
+    """Each fingerprint of one graph names one text (else the edges' join on
+    fingerprints would not be exact)."""
+    from pyspark.sql import functions as F
+
+    clash = texts.groupBy("h").agg(F.count("*").alias("n")).filter("n > 1").limit(1).collect()
+    if clash:
+        pair = texts.filter(F.col("h") == clash[0].h).limit(2).collect()
+        raise InternalError(
+            f"{model}: two states of the {name} graph share the 64-bit fingerprint"
+            f" {clash[0].h}: {pair[0].canon!r} and {pair[1].canon!r}; compare these graphs"
+            " with 'crosscheck_local' (it compares the texts)",
+            code="RL-INTERNAL-FP",
+        )
 
 
 def crosscheck(
@@ -179,20 +203,25 @@ def crosscheck(
 
     dirs = (Path(a_dir), Path(b_dir))
     _check_dirs(dirs, model)
-    sides = [_side(spark, d, model) for d in dirs]
-    canon = [s.select("canon").distinct().localCheckpoint() for s, _ in sides]
-    init = [s.filter("initial").select("canon").distinct() for s, _ in sides]
-    cedges = [_canon_edges(s, e).localCheckpoint() for s, e in sides]
+    sides = [
+        (s.withColumn("h", F.xxhash64("canon")), e)
+        for s, e in (_side(spark, d, model) for d in dirs)
+    ]
+    canon = [s.select("h", "canon").distinct().localCheckpoint() for s, _ in sides]
+    for texts, name in zip(canon, names, strict=True):
+        _one_to_one(texts, model, name)
+    init = [s.filter("initial").select("h", "canon").distinct() for s, _ in sides]
+    fedges = [_fp_edges(s, e).localCheckpoint() for s, e in sides]
     counts = tuple(
         GraphCounts(c.count(), e.count(), i.count())
-        for c, e, i in zip(canon, cedges, init, strict=True)
+        for c, e, i in zip(canon, fedges, init, strict=True)
     )
     only_s, only_i, only_e = [], [], []
     diffs: list[Difference] = []
     for me, other in ((0, 1), (1, 0)):
-        s_only = canon[me].join(canon[other], "canon", "left_anti")
-        i_only = init[me].join(init[other], "canon", "left_anti")
-        e_only = cedges[me].join(cedges[other], ["sc", "action", "dc"], "left_anti")
+        s_only = canon[me].join(canon[other], ["h", "canon"], "left_anti")
+        i_only = init[me].join(init[other], ["h", "canon"], "left_anti")
+        e_only = fedges[me].join(fedges[other], ["hs", "action", "hd"], "left_anti")
         only_s.append(s_only.count())
         only_i.append(i_only.count())
         only_e.append(e_only.count())
@@ -202,9 +231,13 @@ def crosscheck(
         picked += [
             ("initial", r.canon, None, None) for r in i_only.orderBy("canon").limit(show).collect()
         ]
+        text = canon[me].select(F.col("h").alias("hs"), F.col("canon").alias("sc"))
+        e_text = e_only.join(text, "hs").join(
+            text.select(F.col("hs").alias("hd"), F.col("sc").alias("dc")), "hd"
+        )
         picked += [
             ("edge", r.sc, r.action, r.dc)
-            for r in e_only.orderBy("sc", "action", "dc").limit(show).collect()
+            for r in e_text.orderBy("sc", "action", "dc").limit(show).collect()
         ]
         if not picked:
             continue

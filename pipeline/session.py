@@ -5,9 +5,13 @@ invocation calls :func:`get_session` and gets the same :class:`SparkSession`.
 
 Configuration, in order of precedence: the arguments of :func:`get_session`, then
 the environment (``REDLETTER_SPARK_MASTER``, ``REDLETTER_SPARK_DRIVER_MEMORY``,
-``REDLETTER_SPARK_SHUFFLE_PARTITIONS``), then the defaults ``local[*]``, ``2g`` and
-``4``.  Workers run this interpreter (``PYSPARK_PYTHON`` unless set).  The web UI
-is off and ``SPARK_LOCAL_IP`` defaults to ``127.0.0.1`` so a local run opens no port
+``REDLETTER_SPARK_SHUFFLE_PARTITIONS``, ``REDLETTER_SPARK_PYTHON_MEMORY``), then the
+defaults ``local[*]``, ``2g``, ``4`` and no bound.  ``python_memory`` bounds each
+Python worker (``spark.executor.pyspark.memory``: Spark sets the worker's address
+space limit, so a worker that needs more fails its task with ``MemoryError`` rather
+than swapping the machine).  Workers run this interpreter (``PYSPARK_PYTHON`` unless
+set).  The web UI is off and ``SPARK_LOCAL_IP`` defaults to ``127.0.0.1`` so a local
+run opens no port
 beyond the loopback.  Under ``spark-submit`` the master and
 memory given on its command line win (a session already exists then).
 """
@@ -41,12 +45,14 @@ class SparkConfig:
     driver_memory: str = _DEFAULT_MEMORY
     shuffle_partitions: int = _DEFAULT_SHUFFLE
     app_name: str = "redletter"
+    python_memory: str | None = None
 
     @staticmethod
     def from_env(
         master: str | None = None,
         driver_memory: str | None = None,
         shuffle_partitions: int | None = None,
+        python_memory: str | None = None,
     ) -> SparkConfig:
         """Arguments first, then ``REDLETTER_SPARK_*`` variables, then defaults."""
         env = os.environ
@@ -57,6 +63,7 @@ class SparkConfig:
             or _DEFAULT_MEMORY,
             shuffle_partitions=shuffle_partitions
             or int(env.get("REDLETTER_SPARK_SHUFFLE_PARTITIONS") or _DEFAULT_SHUFFLE),
+            python_memory=python_memory or env.get("REDLETTER_SPARK_PYTHON_MEMORY") or None,
         )
 
 
@@ -97,6 +104,8 @@ def get_session(config: SparkConfig | None = None, *, quiet: bool = True) -> Spa
         .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
         .config("spark.driver.host", os.environ["SPARK_LOCAL_IP"])
     )
+    if cfg.python_memory is not None:
+        builder = builder.config("spark.executor.pyspark.memory", cfg.python_memory)
     try:
         session = builder.getOrCreate()
     except Exception as e:  # the JVM did not start: no Java, or a bad master URL

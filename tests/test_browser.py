@@ -219,8 +219,19 @@ def test_explorer_of_a_must_fail_model_shows_where_it_breaks(
     args = ["explain", "MCNoChannelRecordingFailure", "-o", str(out), "--root", str(ROOT)]
     assert main(args) == 0
     w = watch(out.as_uri(), run / "screenshots")
+    # one headline: the first break of a property the cfg checks; the others folded
+    assert w.page.locator("#rl-banner .rl-headline").count() == 1
+    assert w.text("#rl-banner .rl-headline").startswith(
+        "Invariant Lemma0 is violated at step 5 (conjunct EndsInSnapshotState)"
+    )
+    assert w.text("#rl-banner details.rl-more summary") == (
+        "6 more violations in this run, earliest first"
+    )
+    assert w.page.locator("#rl-banner details.rl-more").get_attribute("open") is None
+    assert w.page.locator("#rl-banner details.rl-more p").first.is_hidden()
+    w.shot("norec-headline-folded")
+    w.page.click("#rl-banner details.rl-more summary")
     banner = w.text("#rl-banner")
-    assert "Invariant Lemma0 is violated at step 5 (conjunct EndsInSnapshotState)" in banner
     assert "Action property ShadowLemma0 is violated at step 3 (conjunct SkipOtherwise)" in banner
     assert (
         "Lemma 0's shadow network breaks (snapshot 1) at step 3: rule (iii d), “a buffer from a "
@@ -229,6 +240,7 @@ def test_explorer_of_a_must_fail_model_shows_where_it_breaks(
         "(p2 receives a message from p1): buffer p1→p2 holds [1] in the shadow, but rule (iii d) "
         "says []"
     ) in banner
+    w.shot("norec-unfolded")
     w.page.get_by_role("link", name="at step 3").first.click()
     assert w.text("#rl-stepno") == "3 / 5"
     assert "The shadow network breaks: rule (iii d)" in w.text("#rl-lemma0")
@@ -265,7 +277,8 @@ def test_report_of_a_failing_mutant(watch: Any, failing_run: Path) -> None:
     w.shot("report")
     w.page.get_by_role("link", name="Step through this schedule in the proof explorer").click()
     w.page.wait_for_selector("#rl-stepno")
-    assert w.text("#rl-stepno") == "3 / 3"
+    # the shrunk schedule's 3 steps, then the model's completion (2 steps)
+    assert w.text("#rl-stepno") == "3 / 5"
     assert w.text("#rl-notes").startswith("Node p2 parts from the model here: at step 3")
     w.shot("report-explorer")
 
@@ -293,3 +306,174 @@ def test_explorer_of_two_concurrent_snapshots_switches_between_them(
         w.text("#rl-lemma0 .rl-move")
         == "Step 5: the red skip: p1 is red, so the shadow network skips"
     )
+
+
+# --------------------------------------------------------------------------- issue 22 (5)
+
+
+def _rows(w: Watched, selector: str) -> int:
+    """Data rows of the first table under ``selector`` (the header row excluded)."""
+    return int(w.page.locator(f"{selector} table").first.locator("tr").count()) - 1
+
+
+def test_failing_mutants_explorer_shows_both_shadow_networks(watch: Any, failing_run: Path) -> None:
+    w = watch((failing_run / "explain.html").as_uri() + "#step=3", failing_run / "screenshots")
+    assert w.text("#rl-now") == "Step 3 of 5: p2 receives a message from p1"
+    assert w.text("#rl-notes").startswith("Node p2 parts from the model here: at step 3")
+    # both shadow networks at the failing step: 2 machines and 2 buffers each
+    assert _rows(w, "#rl-lemma0") == 4
+    assert _rows(w, "#rl-lemma1") == 4
+    assert w.text("#rl-lemma0 p:nth-of-type(1)") == (
+        "Snapshot 1: the initial state is state 0, the final state is state 5. "
+        "✓ the shadow network keeps step to the end"
+    )
+    assert "does not complete" not in w.text("#rl-lemma0") + w.text("#rl-lemma1")
+    assert "steps 4–5 are the model's own completion" in w.text("#rl-subtitle")
+    assert w.page.locator("#rl-steplist li.added").count() == 2
+    w.shot("mutant-both-shadows-step-3")
+    w.page.keyboard.press("End")
+    assert w.text("#rl-notes").startswith("This step is the model's own completion")
+    assert w.text("#rl-lemma0 .rl-converge") == (
+        "4 of 4 machines and buffers are already as in the snapshot state."
+    )
+    assert w.text("#rl-lemma1 .rl-converge") == (
+        "4 of 4 machines and buffers are already as in the final state."
+    )
+
+
+def _svg_texts(w: Watched, selector: str = "svg text") -> list[str]:
+    """The texts of SVG elements (SVG text has no inner text: its text content)."""
+    return [str(t) for t in w.page.locator(selector).all_text_contents()]
+
+
+def _record_notes(w: Watched) -> list[str]:
+    return _svg_texts(w, "svg text.rl-record")
+
+
+def test_step_0_records_nothing_of_the_future(watch: Any, failing_run: Path) -> None:
+    w = watch((failing_run / "explain.html").as_uri() + "#step=0", failing_run / "screenshots")
+    assert _record_notes(w) == ["snapshot 1: not started yet", "snapshot 1: not started yet"]
+    assert w.text("#rl-recorded") == "Snapshot 1 — not started"
+    w.shot("mutant-step-0-records")
+    w.page.click("#rl-next")
+    assert _record_notes(w) == [
+        "snapshot 1: state not recorded yet; p2→p1: [] open",
+        "snapshot 1: 0 tokens; p1→p2: [] open",
+    ]
+    w.page.keyboard.press("End")
+    assert _record_notes(w) == [
+        "snapshot 1: 1 token; p2→p1: []",
+        "snapshot 1: 0 tokens; p1→p2: [1]",
+    ]
+
+
+def test_the_rules_of_ewd_864_stand_in_a_legend(watch: Any, failing_run: Path) -> None:
+    w = watch((failing_run / "explain.html").as_uri() + "#step=3", failing_run / "screenshots")
+    legend = w.page.locator("#rl-rules")
+    assert legend.is_visible()
+    assert w.text("#rl-rule-a-record-1") == (
+        "recording rule 1: “upon turning red, each machine records its own state”"
+    )
+    assert w.text("#rl-rule-0-iii-c") == (
+        "(iii c) “a buffer from a red machine to a white one holds, from the contents in "
+        "reality, the prefix up to and including the red letter”"
+    )
+    assert legend.locator("dd").count() == 4 + 8 + 8
+    # every rule code in the shadow tables links to its words, with them as a tooltip
+    refs = w.page.locator("#rl-lemma0 table a.rl-ruleref")
+    assert refs.count() == 4
+    assert refs.nth(0).inner_text() == "ii a"
+    assert refs.nth(0).get_attribute("href") == "#rl-rule-0-ii-a"
+    assert refs.nth(0).get_attribute("title") == "the state of a white machine is as in reality"
+    refs.nth(0).click()
+    assert "rl-flash" in _cls(w, "#rl-rule-0-ii-a")
+    w.shot("rules-legend")
+
+
+_OVERLAPS = """() => {
+  const texts = Array.from(document.querySelectorAll('#rl-svgwrap svg text'))
+    .filter(t => t.textContent.trim() !== '')
+    .map(t => [t.textContent, t.getBBox()]);
+  const out = [];
+  for (let i = 0; i < texts.length; i++) {
+    for (let j = i + 1; j < texts.length; j++) {
+      const [a, p] = texts[i], [b, q] = texts[j];
+      const apart = p.x >= q.x + q.width || q.x >= p.x + p.width
+        || p.y >= q.y + q.height || q.y >= p.y + p.height;
+      if (!apart) {
+        out.push([a, b]);
+      }
+    }
+  }
+  return out;
+}"""
+
+
+def test_no_labels_overlap_with_two_concurrent_snapshots(
+    watch: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    run = tmp_path_factory.mktemp("explain-concurrent")
+    out = run / "explain.html"
+    assert main(["explain", "MCMixedSnapshotsFailure", "-o", str(out), "--root", str(ROOT)]) == 0
+    w = watch(out.as_uri() + "#step=5", run / "screenshots")
+    assert w.page.locator("svg .rl-cut").count() == 2
+    assert w.page.evaluate("document.querySelectorAll('#rl-svgwrap svg text').length") > 20
+    # the browser's own boxes of the texts, as the fonts it has draw them
+    assert w.page.evaluate(_OVERLAPS) == []
+    w.shot("concurrent-no-overlap")
+
+
+@pytest.fixture(scope="module")
+def barrier_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from redletter.conformance.judges.barrier import generate as barrier_traces
+    from redletter.conformance.judges.barrier import judge_trace
+    from redletter.conformance.judges.drive import InProcessNode
+    from redletter.conformance.nodes.barrier import MUTANTS
+    from redletter.conformance.report import new_run_folder, write_report
+
+    store = tmp_path_factory.mktemp("barrier-store")
+    trace = barrier_traces("MCBarrierAtLeastOnceFailure", ROOT / "spec", walks=0)[0]
+    r = judge_trace(trace, InProcessNode(MUTANTS["NeverBlocked"][0]), log_dir=store)
+    folder = new_run_folder(store, "barrier")
+    write_report(folder, [r], node_cmd="barrier node NeverBlocked")
+    return folder.path
+
+
+def test_a_barrier_run_is_drawn_with_barriers_and_its_restore(
+    watch: Any, barrier_run: Path
+) -> None:
+    w = watch((barrier_run / "report.html").as_uri(), barrier_run / "screenshots")
+    texts = _svg_texts(w)
+    assert "barrier" in texts
+    assert "cut of checkpoint 1" in texts
+    assert texts.count("restore checkpoint 1") == 3
+    assert not [t for t in texts if "red letter" in t or t.startswith("snapshot")]
+    assert any(t.startswith("restore of checkpoint 1: every operator and source") for t in texts)
+    assert w.page.evaluate(_OVERLAPS.replace("#rl-svgwrap svg", "svg")) == []
+    w.shot("barrier-restore")
+
+
+def test_a_cos418_picture_says_expected_and_recorded(
+    watch: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from redletter.conformance.adapters.cos418.report import diagram_of
+    from redletter.conformance.judges.rundoc import parse_run_document
+    from tests.test_cos418_runjudge import GOOD, IN_FLIGHT, IN_FLIGHT_STEPS, _doc
+
+    # the package returned snapshot 0 without the token in flight on N2→N1
+    doc = parse_run_document(_doc(IN_FLIGHT, IN_FLIGHT_STEPS, {"N1": 5, "N2": 2}, []))
+    want = parse_run_document(_doc(IN_FLIGHT, IN_FLIGHT_STEPS, *GOOD)).snaps()
+    svg = diagram_of(doc, "a token in flight left out", expected=want, recorded=doc.snaps())
+    run = tmp_path_factory.mktemp("cos418-picture")
+    page = run / "picture.html"
+    page.write_text(f"<!doctype html><meta charset='utf-8'><body>{svg}</body>", encoding="utf-8")
+    w = watch(page.as_uri(), run / "screenshots")
+    texts = _svg_texts(w)
+    assert "message the algorithm records in the stream (expected)" in texts
+    assert "message recorded in a buffer's stream" not in texts
+    assert "expected vs recorded, by snapshot" in texts
+    assert "snapshot 0 expected: 5 tokens, N2→N1: [1]" in texts
+    assert "snapshot 0 recorded: 5 tokens, N2→N1: [] (differs)" in texts
+    assert "snapshot 0 recorded: 2 tokens, N1→N2: [] (as expected)" in texts
+    assert w.page.evaluate(_OVERLAPS.replace("#rl-svgwrap svg", "svg")) == []
+    w.shot("cos418-expected-vs-recorded")

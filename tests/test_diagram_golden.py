@@ -1,9 +1,14 @@
-"""Golden space-time diagrams: the SVG of each run below must not change unnoticed.
+"""Golden space-time diagrams: the SVG of each run below must not change unnoticed,
+and no two of its texts may overlap.
 
 One parametrized test over the corpus in ``tests/data/golden/diagrams/`` (one
 ``<name>.svg`` per case).  After a deliberate change to the drawing, look at the new
 pictures, then rewrite the corpus with
 ``REDLETTER_UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_diagram_golden.py``.
+Overlap is measured on every text's box as the renderer measures it
+(:func:`redletter.render.diagram.label_boxes`), on the golden cases, whose runs have
+two concurrent snapshots, crowded labels, red letters in flight side by side, and a
+barrier run's restore.
 """
 
 from __future__ import annotations
@@ -15,9 +20,14 @@ from pathlib import Path
 
 import pytest
 
+from redletter.conformance.judges.barrier import generate as barrier_traces
+from redletter.conformance.judges.barrier import judge_trace as judge_barrier
+from redletter.conformance.judges.drive import InProcessNode
+from redletter.conformance.nodes.barrier import MUTANTS as BARRIER_MUTANTS
+from redletter.conformance.report import diagram_events, record_notes, restore_notes, words_of
 from redletter.python_model.actions import init_states
 from redletter.python_model.config import load_model
-from redletter.render.diagram import draw
+from redletter.render.diagram import Event, RecordNote, draw, layout, overlapping_labels
 from redletter.render.teach import diagram_of_trace, seed_schedule
 from tests.test_teach import CONCURRENT
 
@@ -38,7 +48,66 @@ def _concurrent() -> str:
     return draw(diagram_of_trace(cfg, init_states(cfg)[0], CONCURRENT, title=title)).svg
 
 
-CASES: dict[str, Callable[[], str]] = {"seed-example": _seed, "concurrent": _concurrent}
+def _crowded() -> str:
+    """Two concurrent snapshots on three machines: long labels in neighbouring columns
+    of one line, two red letters and a message in flight between the same two lines,
+    both cuts, and what each snapshot recorded beside each line."""
+    e = Event
+    events = [
+        e("record_state", "p1", snapshot=1, step=1),
+        e("send", "p1", ("p1", "p2"), 1, 1, step=1),
+        e("send", "p1", ("p1", "p3"), 2, 1, step=1),
+        e("send", "p3", ("p3", "p2"), 3, None, "transfer 40", step=2),
+        e("internal", "p3", label="deposit 25", step=3),
+        e("record_state", "p3", snapshot=2, step=4),
+        e("send", "p3", ("p3", "p1"), 4, 2, step=4),
+        e("send", "p3", ("p3", "p2"), 5, 2, step=4),
+        e("internal", "p3", label="withdraw 10", step=5),
+        e("receive", "p2", ("p1", "p2"), 1, 1, step=6),
+        e("record_state", "p2", snapshot=1, step=6),
+        e("send", "p2", ("p2", "p1"), 6, 1, step=6),
+        e("send", "p2", ("p2", "p3"), 7, 1, step=6),
+        e("receive", "p2", ("p3", "p2"), 3, None, "transfer 40", step=7),
+        e("record_message", "p2", ("p3", "p2"), 3, 1, step=7),
+        e("receive", "p1", ("p3", "p1"), 4, 2, step=8),
+        e("record_state", "p1", snapshot=2, step=8),
+        e("send", "p1", ("p1", "p2"), 8, 2, step=8),
+        e("send", "p1", ("p1", "p3"), 9, 2, step=8),
+        e("send", "p1", ("p1", "p2"), 10, None, "transfer 7", step=9),
+    ]
+    notes = [
+        RecordNote(1, "p1", "snapshot 1: 100; p2→p1: [] open; p3→p1: [] open"),
+        RecordNote(2, "p1", "snapshot 2: 100; p2→p1: [] open; p3→p1: []"),
+        RecordNote(1, "p2", "snapshot 1: 60; p1→p2: []; p3→p2: [transfer 40] open"),
+        RecordNote(1, "p3", "snapshot 1: not recorded"),
+        RecordNote(2, "p3", "snapshot 2: 75"),
+    ]
+    title = "Two concurrent snapshots, crowded"
+    return draw(layout(["p1", "p2", "p3"], events, title=title, records=notes)).svg
+
+
+def _barrier_restore() -> str:
+    trace = barrier_traces("MCBarrierAtLeastOnceFailure", ROOT / "spec", walks=0)[0]
+    r = judge_barrier(trace, InProcessNode(BARRIER_MUTANTS["NeverBlocked"][0]))
+    obs = r.observations
+    machines = sorted({o.node for o in obs} | {x for o in obs for s in o.sent for x in s.channel})
+    diagram = layout(
+        machines,
+        diagram_events(obs),
+        title=f"{trace.model}: a barrier run and its restore",
+        records=record_notes(obs),
+        words=words_of(obs),
+        notes=restore_notes(obs),
+    )
+    return draw(diagram).svg
+
+
+CASES: dict[str, Callable[[], str]] = {
+    "seed-example": _seed,
+    "concurrent": _concurrent,
+    "crowded": _crowded,
+    "barrier-restore": _barrier_restore,
+}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -63,6 +132,19 @@ def test_golden_diagram(name: str) -> None:
             f"the diagram {name} changed; if on purpose, look at it and rewrite the corpus "
             f"with REDLETTER_UPDATE_GOLDEN=1:\n{diff}"
         )
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_no_two_texts_overlap(name: str) -> None:
+    assert overlapping_labels(CASES[name]()) == []
+
+
+def test_the_overlap_check_can_fail() -> None:
+    svg = (
+        '<svg><text x="10" y="20">cut of snapshot 1</text>'
+        '<text x="60" y="25" text-anchor="middle">transfer 40</text></svg>'
+    )
+    assert overlapping_labels(svg) == [("cut of snapshot 1", "transfer 40")]
 
 
 def test_every_golden_file_has_a_case() -> None:

@@ -3,16 +3,18 @@ explorer's, violations with their names, the state encoding."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
 import pytest
 
 from redletter.errors import InputError
 from redletter.manifest import load_manifest
 from redletter.pipeline.crosscheck import crosscheck_local
-from redletter.pipeline.explore import decode_state, encode_state, explore_spark
+from redletter.pipeline.explore import _dedupe_rows, decode_state, encode_state, explore_spark
 from redletter.pipeline.ingest import read_graph_info, write_python_graph
 from redletter.python_model.actions import init_states
 from redletter.python_model.config import load_model
@@ -91,9 +93,14 @@ def test_graph_equals_the_python_explorers(spark: SparkSession, tmp_path: Path) 
 
 
 @pytest.mark.slow
-def test_must_fail_model_names_its_invariant(spark: SparkSession, tmp_path: Path) -> None:
+# on the driver (the default: its first levels are small) and with every level on Spark:
+# the trace's chain is read back from bfs/ either way
+@pytest.mark.parametrize("driver_frontier", [2_000, 0])
+def test_must_fail_model_names_its_invariant(
+    spark: SparkSession, tmp_path: Path, driver_frontier: int
+) -> None:
     cfg = load_model("MCNoChannelRecordingFailure", SPEC)
-    result = explore_spark(spark, cfg, tmp_path / "g")
+    result = explore_spark(spark, cfg, tmp_path / "g", driver_frontier=driver_frontier)
     single = explore(cfg)
     assert result.violation is not None and single.violation is not None
     assert result.violation.describe() == "Invariant Lemma0 is violated."
@@ -113,16 +120,36 @@ def test_out_must_not_be_a_foreign_directory(spark: SparkSession, tmp_path: Path
 
 
 @pytest.mark.slow
-# CI time: `make test-long` runs it; test_counts_equal_the_manifest checks the default search's
-# counts in CI
-@pytest.mark.long
-def test_the_visited_anti_join_gives_the_broadcasts_counts(
+def test_every_level_on_spark_gives_the_driver_levels_results(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    # a visited set of more than 100 fingerprints is no longer broadcast: levels 6 on
-    # anti-join the candidates with the visited fingerprints kept as an RDD
+    # the default runs MCToken2's first levels on the driver (fewer than 2,000 states);
+    # driver_frontier=0 runs every level on Spark; 3 partitions, so that the driver's
+    # split of its frontier and visited set is not a power of two's
     cfg = load_model("MCToken2", SPEC)
-    result = explore_spark(spark, cfg, tmp_path / "g", graph=False, broadcast_limit=100)
+    got = {}
+    for name, kw in (("driver", {}), ("spark", {"driver_frontier": 0, "partitions": 3})):
+        r = explore_spark(spark, cfg, tmp_path / name, graph=False, **kw)  # type: ignore[arg-type]
+        bfs = pq.read_table(tmp_path / name / "bfs").to_pylist()
+        got[name] = (r.distinct, r.total, r.depth, r.edges, [x.new for x in r.levels], bfs)
+        assert not (tmp_path / name / "states").exists()
     row = MANIFEST["MCToken2"]
-    assert (result.distinct, result.total, result.depth) == (row.distinct, row.total, row.depth)
-    assert result.violation is None and not (tmp_path / "g" / "states").exists()
+    driver, on_spark = got["driver"], got["spark"]
+    assert driver[:3] == (row.distinct, row.total, row.depth)
+    assert driver[:5] == on_spark[:5]
+    key = lambda r: (r["depth"], r["fp"])  # noqa: E731
+    assert sorted(driver[5], key=key) == sorted(on_spark[5], key=key)
+    assert len(driver[5]) == row.distinct
+
+
+def test_two_states_under_one_fingerprint_stop_the_dedupe() -> None:
+    # the dedupe of a level compares the fields of candidates that share a fingerprint
+    a, b = (1, (2,)), (1, (3,))
+    with pytest.raises(RuntimeError) as e:
+        _dedupe_rows(b"", [{7: (a, 10)}, {7: (b, 11)}])
+    assert str(e.value) == (
+        "RL-INTERNAL-FP: two states share the 64-bit fingerprint 7: (1, (2,)) (1, (3,))"
+    )
+    visited, rows = _dedupe_rows(array("q", [5]).tobytes(), [{5: (a, 1), 7: (a, 3)}, {7: (a, 2)}])
+    assert rows == [(7, a, 2)]  # 5 was visited; 7 keeps its smallest parent
+    assert array("q", visited).tolist() == [5, 7]

@@ -33,22 +33,29 @@ step and fade the future without a second renderer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html import escape
+from html import escape, unescape
 from itertools import pairwise
 
 from redletter.errors import InputError
 
 __all__ = [
+    "BARRIER_WORDS",
+    "CHANDY_LAMPORT_WORDS",
     "EVENT_KINDS",
+    "EXPECTED_WORDS",
     "Diagram",
     "Drawing",
     "Event",
     "RecordNote",
     "SnapshotStyle",
+    "Words",
     "draw",
+    "label_boxes",
     "layout",
+    "overlapping_labels",
     "render_svg",
     "snapshot_style",
 ]
@@ -123,6 +130,42 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
+class Words:
+    """The words a diagram uses for its marks, so that each algorithm is drawn in its
+    own vocabulary (Chandy-Lamport's red letters and snapshots, Flink's barriers and
+    checkpoints) and a picture of an expectation says so."""
+
+    message: str = "application message"
+    marker: str = "red letter"  #: a marker in flight: "red letter 1 in flight"
+    marker_legend: str = "red letter (marker)"
+    snapshot: str = "snapshot"
+    record_state: str = "a machine records its state"
+    record_message: str = "message recorded in a buffer's stream"
+    records_title: str = "recorded by each snapshot"
+
+
+#: Chandy-Lamport's words (EWD 864's red letters).
+CHANDY_LAMPORT_WORDS = Words()
+#: Flink's asynchronous barrier snapshots: barriers, checkpoints, restores.
+BARRIER_WORDS = Words(
+    message="record (an element of a stream)",
+    marker="barrier",
+    marker_legend="barrier",
+    snapshot="checkpoint",
+    record_state="an operator snapshots its state",
+    record_message="record stored with the checkpoint (in flight, logged)",
+    records_title="stored by each checkpoint",
+)
+#: A picture of what the algorithm records, drawn beside what a program under test
+#: recorded (COS 418): the marks are the expectation, never the program's records.
+EXPECTED_WORDS = Words(
+    record_state="where the algorithm records the state (expected)",
+    record_message="message the algorithm records in the stream (expected)",
+    records_title="expected vs recorded, by snapshot",
+)
+
+
+@dataclass(frozen=True, slots=True)
 class RecordNote:
     """What snapshot ``snapshot`` recorded at ``machine``: ``text`` is written beside
     the machine's line (its recorded state, then its input buffers' streams)."""
@@ -141,6 +184,7 @@ class Diagram:
     title: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
     records: tuple[RecordNote, ...] = field(default_factory=tuple)
+    words: Words = CHANDY_LAMPORT_WORDS
 
 
 def layout(
@@ -150,6 +194,7 @@ def layout(
     title: str = "",
     records: Sequence[RecordNote] = (),
     notes: Sequence[str] = (),
+    words: Words = CHANDY_LAMPORT_WORDS,
 ) -> Diagram:
     """Check that every event names a known machine and every receive a sent message."""
     known = set(machines)
@@ -175,7 +220,7 @@ def layout(
                 f"{r.machine!r}; the machines are {', '.join(machines)}",
                 code="RL-INPUT-DIAGRAM",
             )
-    return Diagram(tuple(machines), tuple(events), title, tuple(notes), tuple(records))
+    return Diagram(tuple(machines), tuple(events), title, tuple(notes), tuple(records), words)
 
 
 # --------------------------------------------------------------------------- geometry
@@ -252,13 +297,15 @@ def _shape(shape: str, x: float, y: float, r: float, colour: str, attrs: str) ->
     return f'<polygon points="{pts}" {common}/>'
 
 
-def _legend_items(snapshots: Sequence[int], in_flight: bool) -> list[tuple[str, str]]:
+def _legend_items(
+    snapshots: Sequence[int], in_flight: bool, words: Words = CHANDY_LAMPORT_WORDS
+) -> list[tuple[str, str]]:
     """(glyph SVG at origin, text) per legend entry; glyphs are 24 px wide."""
     items: list[tuple[str, str]] = [
         (
             f'<line x1="0" y1="0" x2="22" y2="0" stroke="{INK}" stroke-width="1.4" '
             'marker-end="url(#rl-arrow)"/>',
-            "application message",
+            words.message,
         ),
         (f'<circle cx="11" cy="0" r="3.5" fill="{INK}"/>', "event (send, receive, internal)"),
     ]
@@ -269,23 +316,23 @@ def _legend_items(snapshots: Sequence[int], in_flight: bool) -> list[tuple[str, 
             (
                 f'<line x1="0" y1="0" x2="22" y2="0" stroke="{VERMILLION}" stroke-width="1.6" '
                 f'stroke-dasharray="{st.letter_dash}" marker-end="url(#rl-redarrow)"/>',
-                f"red letter (marker) of snapshot {k}" if many else "red letter (marker)",
+                f"{words.marker_legend} of {words.snapshot} {k}" if many else words.marker_legend,
             )
         )
     for k in snapshots:
         st = snapshot_style(k)
-        who = f" of snapshot {k}" if many else ""
+        who = f" of {words.snapshot} {k}" if many else ""
         items.append(
             (
                 _shape(st.shape, 11, 0, 6, st.colour, ""),
-                f"a machine records its state{who} ({st.shape_name})",
+                f"{words.record_state}{who} ({st.shape_name})",
             )
         )
         items.append(
             (
                 f'<line x1="0" y1="0" x2="22" y2="0" stroke="{st.colour}" stroke-width="3.2" '
                 f'marker-end="url(#rl-arrow-{k})"/>',
-                f"message recorded in a buffer's stream{who}",
+                f"{words.record_message}{who}",
             )
         )
         items.append(
@@ -336,8 +383,13 @@ def draw(
     *,
     step_width: float | None = None,
     lane_height: float | None = None,
+    reserve: Sequence[str] = (),
 ) -> Drawing:
-    """Lay out and render ``diagram`` (sizes chosen from its length unless given)."""
+    """Lay out and render ``diagram`` (sizes chosen from its length unless given).
+
+    ``reserve``: other texts the record notes may show (the proof explorer rewrites
+    them step by step, to what is recorded so far): the notes' column is made wide
+    enough for them too."""
     machines = diagram.machines
     events = diagram.events
     columns, ncol = _columns(events)
@@ -380,14 +432,22 @@ def draw(
         for m, notes in records_at.items()
     }
     rec_w = max((_text_w(t) for v in rec_texts.values() for _, t in v), default=0.0)
-    rec_x = x_end + 18
-    width_core = rec_x + (rec_w + 30 if rec_w else 0) + 10
-
-    # ---- the legend, in rows that fit the width
+    if rec_texts:
+        rec_w = max([rec_w, *(_text_w(t[:RECORD_MAX_CHARS]) for t in reserve)])
     sent_ids = {ev.msg_id for ev in events if ev.kind == "send" and ev.msg_id is not None}
     got_ids = {ev.msg_id for ev in events if ev.kind == "receive" and ev.msg_id is not None}
     in_flight_ids = sent_ids - got_ids
-    items = _legend_items(snapshots, bool(in_flight_ids))
+    # the labels of messages in flight stand right of their arrowheads, in a column of
+    # their own between the plot and the records (never over the plot's own labels)
+    send_of = {ev.msg_id: ev for ev in events if ev.kind == "send" and ev.msg_id is not None}
+    in_flight_text = {mid: _in_flight_text(send_of[mid], diagram.words) for mid in in_flight_ids}
+    in_w = max((_text_w(t) for t in in_flight_text.values()), default=-12.0) + 12
+    rec_x = x_end + 18 + in_w
+    width_core = rec_x + (rec_w + 30 if rec_w else 0) + 10
+
+    # ---- the legend, in rows that fit the width
+    words = diagram.words
+    items = _legend_items(snapshots, bool(in_flight_ids), words)
     # rows no wider than a screen, so the legend reads at 100 % zoom without scrolling
     legend_w = min(max(width_core - 20, 620.0), 1100.0)
     rows: list[list[tuple[str, str, float]]] = [[]]
@@ -406,9 +466,25 @@ def draw(
     legend_top = title_h + 8
     legend_h = 20 * len(rows)
     label_rows = len(snapshots) + (1 if records_at else 0)
-    top = legend_top + legend_h + 14 + 17 * label_rows + h * 0.45
+    # headroom for a second row of labels over the top line, below the cut labels
+    head = (
+        LABEL_ROW
+        if labels and machines and any(ev.label and ev.machine == machines[0] for ev in events)
+        else 0.0
+    )
+    top = legend_top + legend_h + 14 + 17 * label_rows + h * 0.45 + head
     lanes = {m: top + i * h for i, m in enumerate(machines)}
     bottom_lane = top + h * (n - 1)
+    label_y0 = top - h * 0.45 - 6 - head  # the baseline of the lowest cut label
+    placed = _place_labels(events, columns, lanes, machines, labels, x0, w, h, label_y0)
+    cut_short = sum(
+        1 for i, ev in enumerate(events) if ev.label and labels and placed[i][1] != ev.label
+    )
+    if cut_short:
+        warnings.append(
+            f"{cut_short} event label{'s' if cut_short != 1 else ''} shortened or left out where "
+            f"{'it' if cut_short == 1 else 'they'} would overlap another (each is in the step list)"
+        )
     notes_lines = [*diagram.notes, *warnings]
     height_est = bottom_lane + 40 + 18 * len(notes_lines)
     if width > LEGIBLE_W or height_est > LEGIBLE_H:
@@ -419,6 +495,15 @@ def draw(
         )
         notes_lines = [*diagram.notes, *warnings]
     height = int(bottom_lane + 40 + 18 * len(notes_lines))
+    width = int(
+        max(
+            [
+                width,
+                _text_w(diagram.title, 14) + 20 if diagram.title else 0,
+                *(_text_w(note) + 20 for note in notes_lines),
+            ]
+        )
+    )
 
     # ---- SVG
     desc = (
@@ -497,19 +582,26 @@ def draw(
             sx, sy, sev, sstep = sends[ev.msg_id]
             x, y = col_x(columns[i]), lanes[ev.machine]
             out.append(_message(sev, ev.msg_id, sx, sy, x, y, sstep, step_of(i), recorded_by))
-    # Messages in flight end half-way to the receiver's line, at the right edge; those
-    # between the same two lines are spread 15 px apart (oldest first) so none hides
-    # another.
-    gaps: dict[tuple[float, float], list[int]] = {}
+    # Messages in flight end half-way to the receiver's line, at the right edge, their
+    # labels right of the arrowheads; the ends are then spread so that no two labels
+    # (12 px high) come closer than 16 px, in the order of their wished-for heights.
+    wish: list[tuple[float, int]] = []
     for mid in sorted(in_flight_ids):
         sx, sy, sev, _ = sends[mid]
         assert sev.channel is not None
         ty = lanes.get(sev.channel[1], sy)
-        gaps.setdefault((min(sy, ty), max(sy, ty)), []).append(mid)
+        wish.append(((sy + ty) / 2, mid))
+    wish.sort()
     end_y: dict[int, float] = {}
-    for (lo, hi), mids in gaps.items():
-        for i, mid in enumerate(mids):
-            end_y[mid] = (lo + hi) / 2 + (i - (len(mids) - 1) / 2) * 15
+    prev = float("-inf")
+    for want, mid in wish:
+        end_y[mid] = max(want, prev + 16)
+        prev = end_y[mid]
+    if wish:
+        overshoot = prev - (bottom_lane + h * 0.45)
+        lift = min(overshoot, min(end_y.values()) - (top - h * 0.45)) if overshoot > 0 else 0.0
+        for mid in end_y:
+            end_y[mid] -= max(lift, 0.0)
     for mid in sorted(in_flight_ids):
         sx, sy, sev, sstep = sends[mid]
         assert sev.channel is not None
@@ -526,11 +618,10 @@ def draw(
             f'x1="{_f(sx)}" y1="{_f(sy)}" x2="{_f(tx)}" y2="{_f(ty)}" stroke="{colour}" '
             f'stroke-width="1.5"{dash} marker-end="url(#{marker})"/>'
         )
-        what = f"red letter {sev.snapshot}" if sev.snapshot is not None else (sev.label or "msg")
         out.append(
-            f'<text class="rl-inflight-label" data-step="{sstep}" x="{_f(tx - 4)}" '
-            f'y="{_f(ty - 6)}" text-anchor="end" font-style="italic" fill="{colour}">'
-            f"{escape(what)} in flight → {escape(sev.channel[1])}</text>"
+            f'<text class="rl-inflight-label" data-step="{sstep}" x="{_f(tx + 10)}" '
+            f'y="{_f(ty + 4)}" font-style="italic" fill="{colour}">'
+            f"{escape(in_flight_text[mid])}</text>"
         )
     out.append("</g>")
 
@@ -574,16 +665,17 @@ def draw(
                 f'<circle class="rl-ev" data-step="{s}" cx="{_f(x)}" cy="{_f(y)}" '
                 f'r="{_f(r_dot)}" fill="{INK}"/>'
             )
-        if ev.label and labels:
+        ly, shown = placed[i]
+        if shown:
+            full = f"<title>{escape(ev.label)}</title>" if shown != ev.label else ""
             out.append(
-                f'<text class="rl-label" data-step="{s}" x="{_f(x)}" y="{_f(y - 11)}" '
-                f'text-anchor="middle" fill="{INK}">{escape(ev.label)}</text>'
+                f'<text class="rl-label" data-step="{s}" x="{_f(x)}" y="{_f(ly)}" '
+                f'text-anchor="middle" fill="{INK}">{full}{escape(shown)}</text>'
             )
     out.append("</g>")
 
     # ---- cuts: a line through each snapshot's recorded events
     out.append('<g class="rl-cuts">')
-    label_y0 = top - h * 0.45 - 6
     for k, points in sorted(cuts.items()):
         st = snapshot_style(k)
         ordered = sorted(points, key=lambda p: p[1])
@@ -602,7 +694,7 @@ def draw(
             f'd="{" ".join(d)}" fill="none" stroke="{st.colour}" stroke-width="2.2" '
             f'stroke-dasharray="{st.dash}"/>'
         )
-        label = f"cut of snapshot {k}"
+        label = f"cut of {words.snapshot} {k}"
         if missing:
             label += " (not recorded: " + ", ".join(missing) + ")"
         rank = snapshots.index(k)
@@ -622,8 +714,8 @@ def draw(
     if rec_texts:
         out.append('<g class="rl-records">')
         out.append(
-            f'<text x="{_f(rec_x)}" y="{_f(top - h * 0.45 - 6 - 17 * len(snapshots))}" '
-            f'font-weight="bold" fill="{INK}">recorded by each snapshot</text>'
+            f'<text x="{_f(rec_x)}" y="{_f(label_y0 - 17 * len(snapshots))}" '
+            f'font-weight="bold" fill="{INK}">{escape(words.records_title)}</text>'
         )
         for m, texts in rec_texts.items():
             y0 = lanes[m] - (len(texts) - 1) * 7.5
@@ -634,6 +726,7 @@ def draw(
                 full = f"<title>{escape(r.text)}</title>" if text != r.text else ""
                 out.append(
                     f'<text class="rl-record" data-snapshot="{r.snapshot}" '
+                    f'data-machine="{escape(r.machine)}" '
                     f'x="{_f(rec_x + 18)}" y="{_f(y)}" fill="{INK}">{full}{escape(text)}</text>'
                 )
         out.append("</g>")
@@ -644,6 +737,95 @@ def draw(
         )
     out.append("</svg>")
     return Drawing("\n".join(out) + "\n", width, height, w, h, labels, tuple(warnings))
+
+
+def _in_flight_text(sev: Event, words: Words) -> str:
+    what = f"{words.marker} {sev.snapshot}" if sev.snapshot is not None else (sev.label or "msg")
+    return f"{what} in flight → {sev.channel[1] if sev.channel else '?'}"
+
+
+LABEL_ROW = 15.0  #: the rise from one row of event labels to the next (a box is 14 px high)
+
+
+def _place_labels(
+    events: Sequence[Event],
+    columns: Sequence[int],
+    lanes: dict[str, float],
+    machines: Sequence[str],
+    labels: bool,
+    x0: float,
+    w: float,
+    h: float,
+    ceiling_top: float,
+) -> list[tuple[float, str]]:
+    """(baseline y, text shown) of each event's label, so that no two labels overlap.
+
+    A label sits centred above its event; when it would run into an earlier label on
+    the same machine's line, it rises a row (as many rows as fit below the line above,
+    or below the cut labels for the top line); when no row is free it is shortened to
+    the room left (the full text in a tooltip), or left out ("")."""
+    out: list[tuple[float, str]] = [(0.0, "")] * len(events)
+    if not labels:
+        return out
+    order = list(machines)
+    rights: dict[str, list[float]] = {}
+    for i, ev in enumerate(events):
+        if not ev.label:
+            continue
+        y = lanes[ev.machine]
+        lane_i = order.index(ev.machine)
+        ceiling = ceiling_top + 6 if lane_i == 0 else lanes[order[lane_i - 1]] + 12
+        nrows = max(1, min(3, int((y - 11 - 12 - ceiling) // LABEL_ROW) + 1))
+        row_right = rights.setdefault(ev.machine, [float("-inf")] * 3)
+        x = x0 + w * (columns[i] + 1)
+        half = _text_w(ev.label) / 2
+        row = next((r for r in range(nrows) if row_right[r] + 4 <= x - half), None)
+        text = ev.label
+        if row is None:
+            row = min(range(nrows), key=lambda r: row_right[r])
+            room = 2 * (x - row_right[row] - 4)
+            chars = int(room // CHAR_PX)
+            text = ev.label[: chars - 1] + "…" if chars >= 3 else ""
+            half = _text_w(text) / 2
+        if text:
+            row_right[row] = x + half
+        out[i] = (y - 11 - LABEL_ROW * row, text)
+    return out
+
+
+_TEXT = re.compile(r"<text([^>]*)>(.*?)</text>", re.S)
+_ATTR = re.compile(r'([\w-]+)="([^"]*)"')
+
+
+def label_boxes(svg: str) -> list[tuple[str, float, float, float, float]]:
+    """Every text of a drawing with its box ``(text, left, top, right, bottom)``,
+    measured as the renderer measures (:data:`CHAR_PX` per character at 12 px) and as a
+    browser boxes a line of DejaVu Sans (0.93 of the font size above the baseline, 0.24
+    below)."""
+    out: list[tuple[str, float, float, float, float]] = []
+    for m in _TEXT.finditer(svg):
+        attrs = dict(_ATTR.findall(m.group(1)))
+        text = unescape(re.sub(r"<[^>]+>", "", re.sub(r"<title>.*?</title>", "", m.group(2))))
+        if "x" not in attrs or "y" not in attrs or not text:
+            continue
+        x, y = float(attrs["x"]), float(attrs["y"])
+        size = float(attrs.get("font-size", "12"))
+        width = _text_w(text, size)
+        anchor = attrs.get("text-anchor", "start")
+        left = x if anchor == "start" else x - width if anchor == "end" else x - width / 2
+        out.append((text, left, y - 0.93 * size, left + width, y + 0.24 * size))
+    return out
+
+
+def overlapping_labels(svg: str) -> list[tuple[str, str]]:
+    """The pairs of texts of a drawing whose boxes (:func:`label_boxes`) overlap."""
+    boxes = label_boxes(svg)
+    return [
+        (a[0], b[0])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]
+    ]
 
 
 def _lane_of(lanes: dict[str, float], y: float) -> str:

@@ -27,6 +27,7 @@ from redletter.python_model.lemmas.shadow import ShadowMove
 from redletter.python_model.state import GState, State
 from redletter.render.diagram import draw, layout, snapshot_style
 from redletter.render.proof import (
+    ALGORITHM_RULES,
     INVARIANT_WORDS,
     RULE_WORDS,
     ProofRun,
@@ -38,7 +39,11 @@ from redletter.render.proof import (
 )
 from redletter.render.teach import chan_name, message_label, record_notes, show_local
 
+#: The rules of each shadow network in the order of EWD 864 (the page's legend).
+RULE_CODES = ("i", "ii a", "ii b", "iii a", "iii b", "iii c", "iii d", "correspondence")
+
 __all__ = [
+    "RULE_CODES",
     "Annotation",
     "asset",
     "explorer_data",
@@ -151,8 +156,11 @@ def explorer_data(
     subtitle: str = "",
     command: str = "",
     annotations: Sequence[Annotation] = (),
+    added_from: int | None = None,
 ) -> dict[str, object]:
-    """The page's data (see the module docstring)."""
+    """The page's data (see the module docstring).  ``added_from``: the first step that
+    is not part of the schedule judged but the model's own completion of it (the page
+    marks those steps)."""
     cfg, run, states = pr.cfg, pr.run, pr.states
     nk = len(cfg.snaps)
     # recorded message labels per state: (k, c) -> labels, from the run's events
@@ -240,8 +248,9 @@ def explorer_data(
         }
         for name, row in pr.holds.items()
     ]
+    notes_at = [record_notes(cfg, run, n) for n in range(len(states))]
     diagram = layout(cfg.procs, run.events, records=record_notes(cfg, run))
-    drawing = draw(diagram)
+    drawing = draw(diagram, reserve=[r.text for notes in notes_at for r in notes])
     return {
         "title": title,
         "subtitle": subtitle,
@@ -278,6 +287,12 @@ def explorer_data(
             {"step": a.step, "title": a.title, "text": a.text, "names": list(a.names)}
             for a in annotations
         ],
+        "recNotes": [{f"{r.snapshot}:{r.machine}": r.text for r in notes} for notes in notes_at],
+        "rules": {
+            str(lemma): [[code, RULE_WORDS[lemma][code]] for code in RULE_CODES] for lemma in (0, 1)
+        },
+        "algorithm": [list(r) for r in ALGORITHM_RULES],
+        "addedFrom": added_from,
         "warnings": list(drawing.warnings),
         "svg": drawing.svg,
     }

@@ -48,6 +48,7 @@ from redletter.render.teach import (
 )
 
 __all__ = [
+    "ALGORITHM_RULES",
     "INVARIANT_WORDS",
     "RULE_WORDS",
     "Break",
@@ -91,6 +92,32 @@ INVARIANT_WORDS: Mapping[str, str] = {
     "a white machine corresponds in the shadow network exactly the same action, to one "
     "performed by a red machine … a skip”",
 }
+
+#: EWD 864's rules of the algorithm itself, verbatim: the receipt of a red letter
+#: (colouring and red-letter traffic) and the recording it triggers.
+ALGORITHM_RULES: tuple[tuple[str, str, str], ...] = (
+    (
+        "letter 1",
+        "receipt of a red letter, 1",
+        "the input buffer from which the red letter is received (was white and) becomes "
+        "red —for the red letter received by the starter from “nowhere” this part of the "
+        "atomic action is void—",
+    ),
+    (
+        "letter 2",
+        "receipt of a red letter, 2",
+        "if the receiving machine was white, it sends one red letter over each of its output "
+        "buffers and becomes red, if the receiving machine was already red, it remains so and "
+        "it sends no further red letters",
+    ),
+    ("record 1", "recording rule 1", "upon turning red, each machine records its own state"),
+    (
+        "record 2",
+        "recording rule 2",
+        "each red machine records for each of its input buffers the stream of messages that "
+        "it receives from that buffer as long as the latter is white",
+    ),
+)
 
 #: Dijkstra's rules (i)-(iii) of each shadow network, verbatim.
 RULE_WORDS: Mapping[int, Mapping[str, str]] = {

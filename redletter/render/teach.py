@@ -204,21 +204,33 @@ def chan_name(c: tuple[str, str]) -> str:
     return f"{c[0]}→{c[1]}"
 
 
-def record_notes(cfg: ModelConfig, run: Run) -> tuple[RecordNote, ...]:
+def record_notes(cfg: ModelConfig, run: Run, at: int | None = None) -> tuple[RecordNote, ...]:
     """Per started snapshot and machine: the state it recorded and the stream recorded
-    for each of its input buffers (as the messages' labels), at the end of the run."""
-    last = run.states[-1]
+    for each of its input buffers (as the messages' labels), at the end of the run, or
+    in state ``at`` (only what is recorded by then: nothing of the future)."""
+    n = len(run.states) - 1 if at is None else at
+    last = run.states[n]
     recorded: dict[tuple[int, int], list[str]] = {}  # (snapshot id, buffer) -> labels
     for ev in run.events:
         if ev.kind == "record_message" and ev.channel is not None and ev.snapshot is not None:
+            if ev.step is not None and ev.step > n:
+                continue
             label = run.labels.get(ev.msg_id, "?") if ev.msg_id is not None else "?"
             recorded.setdefault((ev.snapshot, cfg.chan_index[ev.channel]), []).append(label)
     out: list[RecordNote] = []
     for k_i, k in enumerate(cfg.snaps):
-        if last.s0[k_i] is None:
+        if run.states[-1].s0[k_i] is None:
             continue  # never started
         for p, m in enumerate(cfg.procs):
-            parts = [show_local(cfg, last.rec_machine[k_i][p])]
+            if last.s0[k_i] is None:
+                out.append(RecordNote(k, m, f"snapshot {k}: not started yet"))
+                continue
+            mine = last.rec_machine[k_i][p]
+            parts = [
+                show_local(cfg, mine)
+                if mine is not None or at is None
+                else "state not recorded yet"
+            ]
             for c, ch in enumerate(cfg.chans):
                 if cfg.chan_dst[c] != p:
                     continue

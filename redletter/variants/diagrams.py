@@ -25,7 +25,14 @@ from typing import Any, Final
 from redletter.errors import InternalError
 from redletter.project import Project
 from redletter.python_model.values import parse_state
-from redletter.render.diagram import Diagram, Event, layout, render_svg
+from redletter.render.diagram import (
+    BARRIER_WORDS,
+    CHANDY_LAMPORT_WORDS,
+    Diagram,
+    Event,
+    layout,
+    render_svg,
+)
 from redletter.variants.measure import Counterexample, Measurements
 
 __all__ = [
@@ -245,7 +252,14 @@ def run_diagram(
     if build is None:
         return None
     machines, ev = build(engine, states, actions)
-    return layout(machines, ev.events, title=title, notes=notes)
+    barrier = type(engine).__name__ == "BarrierEngine"
+    return layout(
+        machines,
+        ev.events,
+        title=title,
+        notes=notes,
+        words=BARRIER_WORDS if barrier else CHANDY_LAMPORT_WORDS,
+    )
 
 
 def counterexample_diagram(project: Project, c: Counterexample) -> Diagram | None:

@@ -39,32 +39,73 @@ from redletter.conformance.judges.run import show_link
 from redletter.conformance.judges.rundoc import RunDocument
 from redletter.conformance.report import RunFolder
 from redletter.conformance.verdict import Verdict
-from redletter.render.diagram import Event, layout, render_svg
+from redletter.render.diagram import EXPECTED_WORDS, Event, RecordNote, layout, render_svg
 
-__all__ = ["diagram_of", "summary_json", "write_report"]
+__all__ = ["diagram_of", "expected_vs_recorded", "summary_json", "write_report"]
 
 
 # --------------------------------------------------------------------------- diagram
 
 
-def diagram_of(doc: RunDocument, title: str = "") -> str:
+def expected_vs_recorded(
+    servers: Sequence[str],
+    links: Sequence[Link],
+    expected: Sequence[Snap],
+    recorded: Sequence[Snap],
+) -> list[RecordNote]:
+    """Per snapshot and server, two lines beside its line: what Chandy-Lamport records
+    there (expected) and what the package returned (recorded, and whether it differs),
+    its tokens and the messages of each of its input links; "nothing" where the package
+    returned no snapshot of that id."""
+    exp = {x.id: x for x in expected}
+    rec = {x.id: x for x in recorded}
+
+    def part(snap: Snap | None, server: str) -> str:
+        if snap is None:
+            return "nothing"
+        tokens = snap.tokens_dict().get(server)
+        words = [f"{tokens} tokens" if tokens is not None else "no tokens"]
+        for link in links:
+            if link[1] == server:
+                words.append(f"{link[0]}→{server}: [{', '.join(map(str, snap.channel(link)))}]")
+        return ", ".join(words)
+
+    notes: list[RecordNote] = []
+    for k in sorted(set(exp) | set(rec)):
+        for server in servers:
+            e, r = part(exp.get(k), server), part(rec.get(k), server)
+            notes.append(RecordNote(k, server, f"snapshot {k} expected: {e}"))
+            verdict = "as expected" if e == r else "differs"
+            notes.append(RecordNote(k, server, f"snapshot {k} recorded: {r} ({verdict})"))
+    return notes
+
+
+def diagram_of(
+    doc: RunDocument,
+    title: str = "",
+    *,
+    expected: Sequence[Snap] = (),
+    recorded: Sequence[Snap] = (),
+) -> str:
     """The space-time diagram (SVG) of a run: the course's logged sends and receipts
     (never the package's own records), where each server records its state for each
-    snapshot (by the algorithm's rules), and the messages the algorithm records as
-    in flight."""
+    snapshot and the messages recorded as in flight, both by the algorithm's rules:
+    the expectation, drawn and named as such (:data:`EXPECTED_WORDS`), never as what
+    the package recorded.  Beside each server's line, per snapshot, the expected
+    record and the package's (``expected``, ``recorded``)."""
     log = read_course_log(doc)
     doc = replace(doc, steps=log.steps)
     ids = doc.topology.ids
     inbound = {s: doc.topology.inbound(s) for s in ids}
     events: list[Event] = []
     queues: dict[Link, list[int]] = {link: [] for link in doc.topology.links}
-    recorded: dict[int, set[str]] = {}
+    turned: dict[int, set[str]] = {}
     open_: dict[tuple[int, Link], bool] = {}
     next_id = 0
     by_event = {s.event_index: s for s in doc.snapshots}
 
     def record(k: int, p: str, first: Link | None, step: int) -> None:
-        recorded.setdefault(k, set()).add(p)
+        turned.setdefault(k, set()).add(p)
         events.append(Event("record_state", p, snapshot=k, step=step))
         for link in inbound[p]:
             open_[(k, link)] = link != first
@@ -92,7 +133,7 @@ def diagram_of(doc: RunDocument, title: str = "") -> str:
                 if e.message == "marker":
                     events.append(Event("receive", e.dest, e.link, mid, e.snapshot_id, step=i))
                     k = e.snapshot_id
-                    if e.dest not in recorded.get(k, set()):
+                    if e.dest not in turned.get(k, set()):
                         record(k, e.dest, e.link, i)
                     open_[(k, e.link)] = False
                 else:
@@ -100,7 +141,20 @@ def diagram_of(doc: RunDocument, title: str = "") -> str:
                     for (k, link), is_open in open_.items():
                         if is_open and link == e.link:
                             events.append(Event("record_message", e.dest, e.link, mid, k, step=i))
-    diagram = layout(list(ids), events, title=title)
+    notes = expected_vs_recorded(ids, doc.topology.links, expected, recorded)
+    diagram = layout(
+        list(ids),
+        events,
+        title=title,
+        records=notes,
+        words=EXPECTED_WORDS,
+        notes=(
+            "the marks of the snapshots are where Chandy–Lamport records (expected); what the "
+            "package recorded is written beside each server",
+        )
+        if notes
+        else (),
+    )
     return render_svg(diagram)
 
 
@@ -363,7 +417,12 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
                 format_snap(snap), encoding="utf-8"
             )
         if r.document is not None and r.document.steps:
-            svg = diagram_of(r.document, title=f"{shown.case.name}, seed {shown.seed}: {r.verdict}")
+            svg = diagram_of(
+                r.document,
+                title=f"{shown.case.name}, seed {shown.seed}: {r.verdict}",
+                expected=r.expected,
+                recorded=r.recorded,
+            )
             (folder.path / "diagram.svg").write_text(svg, encoding="utf-8")
             out["diagram"] = folder.path / "diagram.svg"
     v = s.verdict
@@ -438,7 +497,13 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
         if r.document is not None and r.document.steps:
             html.append(f"<h3>The run's schedule (logged)</h3>{_schedule_table(r.document)}")
         if svg:
-            html.append(f"<h3>Space-time diagram</h3>{svg}")
+            html.append(
+                "<h3>Space-time diagram: expected vs recorded</h3><p>The sends and receipts "
+                "are the course's log of the run. Where each server records its state and "
+                "which messages are recorded in flight are what Chandy–Lamport records for "
+                "this run (expected), not what the package recorded; what the package "
+                "returned is written beside each server, under what was expected.</p>" + svg
+            )
         if s.replay:
             html.append(f"<h3>Replay</h3><pre>{escape(s.replay)}</pre>")
         if s.exported:

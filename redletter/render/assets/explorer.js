@@ -52,6 +52,27 @@
     });
     return span;
   }
+  function ruleId(group, code) { return "rl-rule-" + group + "-" + String(code).replace(/ /g, "-"); }
+  function ruleWords(lemma, code) {
+    var hit = D.rules[String(lemma)].filter(function (r) { return r[0] === code; })[0];
+    return hit ? hit[1] : "";
+  }
+  // a rule code, linked to its words in the legend (and its words as a tooltip)
+  function ruleRef(lemma, code) {
+    var a = el("a", "rl-ruleref", code);
+    a.href = "#" + ruleId(lemma, code);
+    a.title = ruleWords(lemma, code);
+    a.addEventListener("click", function (ev) {
+      ev.preventDefault();
+      var t = byId(ruleId(lemma, code));
+      if (t) {
+        t.scrollIntoView({ block: "center" });
+        t.classList.add("rl-flash");
+        setTimeout(function () { t.classList.remove("rl-flash"); }, 1500);
+      }
+    });
+    return a;
+  }
   function mark(ok, yes, no) { return el("span", ok ? "rl-ok" : "rl-no", ok ? "✓ " + yes : "✗ " + no); }
 
   // ---------------------------------------------------------------- header
@@ -67,29 +88,48 @@
     return a;
   }
   var brokenWalks = D.walks.filter(function (w) { return w.available && !w.ok; });
-  if (D.breaks.length || brokenWalks.length || D.annotations.length) {
-    D.annotations.forEach(function (a) {
-      var p = el("p");
-      append(p, [el("strong", null, a.title + " "), jump(a.step, "at step " + a.step), ": " + a.text]);
-      banner.appendChild(p);
-    });
-    D.breaks.forEach(function (b) {
-      var p = el("p");
-      var what = (b.name === "ShadowLemma0" ? "Action property " : "Invariant ") + b.name + " is violated";
-      append(p, [el("strong", null, what), " ", jump(b.step, "at step " + b.step),
-        (b.conjunct ? " (conjunct " + b.conjunct + ")" : "") + (b.why ? ": " + b.why : "") +
-        (b.checked ? "" : " — not checked by the model's cfg")]);
-      banner.appendChild(p);
-    });
-    brokenWalks.forEach(function (w) {
-      var p = el("p");
-      var last = w.moves[w.moves.length - 1];
-      append(p, [el("strong", null, "Lemma " + w.lemma + "'s shadow network breaks (snapshot " + w.snap + ")"), " ",
-        jump(w.verdictStep, "at step " + w.verdictStep),
-        ": rule (" + (last ? last.rule : "?") + ")" + (last && last.ruleText ? ", “" + last.ruleText + "”" : "") +
-        " — " + (last && last.why ? last.why : w.verdictWhy)]);
-      banner.appendChild(p);
-    });
+  // Every problem of the run, as one paragraph each, earliest first; the first is the
+  // headline (the node's divergence when there is one), the others are folded away.
+  var problems = [];
+  D.annotations.forEach(function (a) {
+    var p = el("p");
+    append(p, [el("strong", null, a.title + " "), jump(a.step, "at step " + a.step), ": " + a.text]);
+    problems.push({ step: a.step, rank: 0, node: p });
+  });
+  D.breaks.forEach(function (b) {
+    var p = el("p");
+    var what = (b.name === "ShadowLemma0" ? "Action property " : "Invariant ") + b.name + " is violated";
+    append(p, [el("strong", null, what), " ", jump(b.step, "at step " + b.step),
+      (b.conjunct ? " (conjunct " + b.conjunct + ")" : "") + (b.why ? ": " + b.why : "") +
+      (b.checked ? "" : " — not checked by the model's cfg")]);
+    problems.push({ step: b.step, rank: b.checked ? 1 : 3, node: p });
+  });
+  brokenWalks.forEach(function (w) {
+    var p = el("p");
+    var last = w.moves[w.moves.length - 1];
+    append(p, [el("strong", null, "Lemma " + w.lemma + "'s shadow network breaks (snapshot " + w.snap + ")"), " ",
+      jump(w.verdictStep, "at step " + w.verdictStep),
+      ": rule (", ruleRef(w.lemma, last ? last.rule : "?"), ")" + (last && last.ruleText ? ", “" + last.ruleText + "”" : "") +
+      " — " + (last && last.why ? last.why : w.verdictWhy)]);
+    problems.push({ step: w.verdictStep, rank: 2, node: p });
+  });
+  if (problems.length) {
+    // the headline: the node's divergence, else the first break of a property the
+    // model's cfg checks (the verdict), else the first shadow network that breaks;
+    // the rest (what follows from it, or explains it) folded, earliest first
+    problems.sort(function (a, b) { return a.rank - b.rank || a.step - b.step; });
+    var rest = problems.slice(1).sort(function (a, b) { return a.step - b.step || a.rank - b.rank; });
+    problems = [problems[0]].concat(rest);
+    var head = problems[0].node;
+    head.className = "rl-headline";
+    banner.appendChild(head);
+    if (problems.length > 1) {
+      var more = el("details", "rl-more");
+      var n = problems.length - 1;
+      more.appendChild(el("summary", null, n + " more " + (n === 1 ? "violation" : "violations") + " in this run, earliest first"));
+      problems.slice(1).forEach(function (x) { more.appendChild(x.node); });
+      banner.appendChild(more);
+    }
   } else {
     banner.className = "rl-banner ok";
     var done = D.walks.filter(function (w) { return w.available; });
@@ -99,6 +139,29 @@
       : "Every invariant holds in every state; no snapshot completes in this run, so the shadow networks do not run.");
     banner.appendChild(p);
   }
+
+  // ---------------------------------------------------------------- the rules' legend
+  var rulesBody = byId("rl-rules-body");
+  var algo = el("dl", "rl-rulelist");
+  algo.appendChild(el("dt", "rl-rulegroup", "The algorithm"));
+  D.algorithm.forEach(function (r) {
+    var dd = el("dd");
+    dd.id = ruleId("a", r[0]);
+    append(dd, [el("strong", null, r[1] + ": "), "“" + r[2] + "”"]);
+    algo.appendChild(dd);
+  });
+  rulesBody.appendChild(algo);
+  [0, 1].forEach(function (lemma) {
+    var dl = el("dl", "rl-rulelist");
+    dl.appendChild(el("dt", "rl-rulegroup", "Lemma " + lemma + "'s shadow network"));
+    D.rules[String(lemma)].forEach(function (r) {
+      var dd = el("dd");
+      dd.id = ruleId(lemma, r[0]);
+      append(dd, [el("strong", "rl-case", r[0] === "correspondence" ? "correspondence: " : "(" + r[0] + ") "), "“" + r[1] + "”"]);
+      dl.appendChild(dd);
+    });
+    rulesBody.appendChild(dl);
+  });
 
   // ---------------------------------------------------------------- controls
   var slider = byId("rl-slider");
@@ -164,7 +227,9 @@
   D.breaks.forEach(function (b) { breakSteps[b.step] = true; });
   brokenWalks.forEach(function (w) { breakSteps[w.verdictStep] = true; });
   D.steps.forEach(function (s, n) {
-    var li = el("li", breakSteps[n] ? "broken" : null, s.text);
+    var added = D.addedFrom !== null && n >= D.addedFrom;
+    var li = el("li", (breakSteps[n] ? "broken" : "") + (added ? " added" : ""), s.text);
+    if (added) { li.title = "the model's own completion of the schedule, not part of the schedule judged"; }
     li.addEventListener("click", function () { go(n); });
     list.appendChild(li);
   });
@@ -187,6 +252,17 @@
   // ---------------------------------------------------------------- drawing one step
   function showDiagram() {
     if (!svg) { return; }
+    // what each snapshot has recorded so far (never the future), beside each machine
+    var notesNow = D.recNotes[cur] || {};
+    svg.querySelectorAll("text.rl-record").forEach(function (t) {
+      var key = t.getAttribute("data-snapshot") + ":" + t.getAttribute("data-machine");
+      var text = notesNow[key];
+      if (text === undefined) { return; }
+      var shown = text.length > 70 ? text.slice(0, 69) + "…" : text;
+      clear(t);
+      if (shown !== text) { t.appendChild(document.createElementNS(t.namespaceURI, "title")).textContent = text; }
+      t.appendChild(document.createTextNode(shown));
+    });
     svg.querySelectorAll("[data-step]").forEach(function (e) {
       var s = parseInt(e.getAttribute("data-step"), 10);
       var send = e.hasAttribute("data-send") ? parseInt(e.getAttribute("data-send"), 10) : s;
@@ -205,6 +281,11 @@
     byId("rl-now-raw").textContent = s.raw;
     var notes = byId("rl-notes");
     clear(notes);
+    if (D.addedFrom !== null && cur >= D.addedFrom) {
+      notes.appendChild(el("div", "rl-added", "This step is the model's own completion of the schedule " +
+        "(steps " + D.addedFrom + "–" + N + ", the judge's drain), added so that the snapshot completes " +
+        "and both shadow networks can be drawn; the node was judged on steps 1–" + (D.addedFrom - 1) + "."));
+    }
     D.annotations.forEach(function (a) {
       if (a.step === cur) {
         var d = el("div", "rl-note");
@@ -294,16 +375,20 @@
     box.appendChild(table(["property", "here", "in the model's cfg", "first broken", "says"], rows));
   }
 
+  function caseCell(lemma, code) {
+    return append(el("span", "rl-case"), ["(", ruleRef(lemma, code), ")"]);
+  }
+
   function stateTable(walk, mv) {
     var rows = [];
     D.machines.forEach(function (m, p) {
       var same = mv.match.m[p];
-      rows.push([el("strong", null, m), el("span", "rl-case", "(" + mv.cases.m[p] + ")"), mv.state.local[p],
+      rows.push([el("strong", null, m), caseCell(walk.lemma, mv.cases.m[p]), mv.state.local[p],
         mark(same, "as in " + (walk.lemma === 0 ? "the snapshot state" : "the final state"), "not yet")]);
     });
     D.chans.forEach(function (c, j) {
       var same = mv.match.b[j];
-      rows.push([el("strong", null, c), el("span", "rl-case", "(" + mv.cases.b[j] + ")"),
+      rows.push([el("strong", null, c), caseCell(walk.lemma, mv.cases.b[j]),
         chips(mv.state.buf[j], function (x) { return /^R\d+$/.test(x); }),
         mark(same, "as in " + (walk.lemma === 0 ? "the snapshot state" : "the final state"), "not yet")]);
     });
@@ -349,7 +434,7 @@
       append(moveBox, [el("br"), mv.kind === "start" ? "The rules in force:" : "Rules that now apply:", ul]);
     }
     if (!mv.ok) {
-      append(moveBox, [el("br"), el("strong", "rl-no", "✗ The shadow network breaks: rule (" + mv.rule + ")"),
+      append(moveBox, [el("br"), append(el("strong", "rl-no"), ["✗ The shadow network breaks: rule (", ruleRef(lemma, mv.rule), ")"]),
         mv.ruleText ? " — “" + mv.ruleText + "”. " : ". ", mv.why]);
     }
     if (stopped) {
