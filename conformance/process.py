@@ -640,17 +640,24 @@ class NodeProcess:
 
 def _resolve_argv(argv: Sequence[str]) -> tuple[str, ...]:
     """Make the program and any argument naming an existing file absolute, since
-    the node runs in its own temporary directory."""
+    the node runs in its own temporary directory, through the real directories: the
+    sandbox shows a node real paths, never a symlink on the way (a checkout whose
+    ``.venv`` is a link elsewhere).  The last name is kept as given, so a venv's
+    ``python`` (a link to its base interpreter) still starts in its venv."""
     first = argv[0]
     if os.sep not in first:
         found = shutil.which(first)
         program = found if found is not None else first
     else:
-        program = os.path.abspath(first)
-    rest = [
-        os.path.abspath(a) if not a.startswith("-") and Path(a).exists() else a for a in argv[1:]
-    ]
+        program = _real_dir(first)
+    rest = [_real_dir(a) if not a.startswith("-") and Path(a).exists() else a for a in argv[1:]]
     return (program, *rest)
+
+
+def _real_dir(path: str) -> str:
+    """``path`` made absolute, its directory's symlinks resolved, its name kept."""
+    full = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
 
 
 def _a(word: str) -> str:

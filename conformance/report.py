@@ -132,7 +132,8 @@ def show_step(action: str, params: Mapping[str, object]) -> str:
 
 def replay_command(itf: Path, node_cmd: str, *, hosted: bool = False) -> str:
     """The one command that replays a trace file against a node command."""
-    cmd = f"redletter conform replay {shlex.quote(str(itf))} --node {shlex.quote(node_cmd)}"
+    cmd = f".venv/bin/redletter conform replay {shlex.quote(str(itf))}"
+    cmd += f" --node {shlex.quote(node_cmd)}"
     return cmd + (" --hosted" if hosted else "")
 
 

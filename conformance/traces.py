@@ -26,6 +26,7 @@ generator and the model's source.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -61,6 +62,7 @@ from redletter.python_model.state import State, to_tla
 from redletter.untrusted import MAX_TRACE_BYTES, loads, read_input
 
 __all__ = [
+    "QUICK_TRACES",
     "SCHEDULE_FORMAT",
     "Coverage",
     "Params",
@@ -73,6 +75,7 @@ __all__ = [
     "load_carried",
     "model_of",
     "model_source",
+    "quick_subset",
     "random_token_model",
     "random_walks",
     "read_schedule",
@@ -301,7 +304,7 @@ def _meta_str(meta: Mapping[str, FrozenJson], key: str, path: Path) -> str:
     if not isinstance(v, str):
         raise InputError(
             f"not a redletter conformance trace: #meta.{key} is missing "
-            "(write traces with `redletter conform traces`)",
+            "(write traces with `.venv/bin/redletter conform traces`)",
             path=str(path),
             code="RL-INPUT-ITF",
         )
@@ -663,6 +666,44 @@ def coverage(cfg: ModelConfig, traces: Sequence[Trace], *, graph: bool = True) -
 
 
 # --------------------------------------------------------------------------- all
+
+
+QUICK_TRACES: Final = 24  #: how many traces ``conform run --quick`` judges at most
+
+
+def quick_subset(traces: Sequence[Trace], *, seed: int, limit: int = QUICK_TRACES) -> list[Trace]:
+    """A representative subset of ``traces`` for a quick run (``conform run --quick``).
+
+    Every trace that is not an edge tour (z3 goals, random walks) is kept: each was
+    made for one situation.  The tours are then picked greedily, each time the one
+    that adds the most features not yet covered, where a feature is a step (action
+    and parameters) or two consecutive steps (so orders such as "a red letter after
+    an application message on one buffer" count), until ``limit`` traces are
+    picked or nothing new is added.  Ties are broken by a shuffle seeded with
+    ``seed``, so one seed always picks the same subset.  The result keeps the order
+    of ``traces``."""
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+
+    def features(t: Trace) -> frozenset[object]:
+        labels = [(a, tuple(sorted(p.items()))) for a, p in t.steps]
+        return frozenset([*labels, *itertools.pairwise(labels)])
+
+    keep = [i for i, t in enumerate(traces) if t.source != "edge-tour"][:limit]
+    covered: set[object] = set()
+    for i in keep:
+        covered |= features(traces[i])
+    tours = [i for i, t in enumerate(traces) if t.source == "edge-tour"]
+    random.Random(seed).shuffle(tours)
+    feats = {i: features(traces[i]) for i in tours}
+    while len(keep) < limit and tours:
+        best = max(tours, key=lambda i: len(feats[i] - covered))
+        if not feats[best] - covered:
+            break
+        keep.append(best)
+        covered |= feats[best]
+        tours.remove(best)
+    return [traces[i] for i in sorted(keep)]
 
 
 def generate(

@@ -84,7 +84,7 @@ def read_graph_info(directory: str | Path) -> GraphInfo:
     except FileNotFoundError:
         raise InputError(
             "not a graph directory (no graph.json): ingest it first with"
-            " 'redletter pipeline ingest-dot' or 'ingest-python'",
+            " '.venv/bin/redletter pipeline ingest-dot' or 'ingest-python'",
             path=str(directory),
             code="RL-INPUT-GRAPH",
         ) from None

@@ -288,7 +288,7 @@ def check_lemmas_spark(
     graph = Path(graph)
     if not (graph / "states").exists():
         raise InputError(
-            "not a graph directory (no states/): run 'redletter pipeline explore' first",
+            "not a graph directory (no states/): run '.venv/bin/redletter pipeline explore' first",
             path=str(graph),
             code="RL-INPUT-GRAPH",
         )

@@ -83,10 +83,10 @@ def get_session(config: SparkConfig | None = None, *, quiet: bool = True) -> Spa
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     try:
         from pyspark.sql import SparkSession
-    except ImportError as e:  # pragma: no cover - pyspark is a dependency
+    except ImportError as e:  # the core install leaves the spark extra out
         raise EnvironmentMissing(
-            f"PySpark is not installed ({e}); install the kit with its dependencies"
-            " (pip install -e .)",
+            f"PySpark is not installed ({e}): run `make extra-spark` in the checkout"
+            " (or `pip install 'redletter[spark]'`)",
             code="RL-ENV-SPARK",
         ) from None
     builder = SparkSession.builder.appName(cfg.app_name)
@@ -112,7 +112,7 @@ def get_session(config: SparkConfig | None = None, *, quiet: bool = True) -> Spa
         raise EnvironmentMissing(
             f"cannot start Spark (master {cfg.master}): {type(e).__name__}: "
             f"{str(e).splitlines()[0] if str(e) else ''} — Spark needs Java 17 on PATH"
-            " (run 'redletter check-java')",
+            " (run `.venv/bin/redletter check-java`)",
             code="RL-ENV-SPARK",
         ) from None
     if quiet:

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from redletter.errors import InputError
+from redletter.errors import InputError, did_you_mean
 from redletter.python_model.apps import App, make_app
 from redletter.python_model.mutants import OVERRIDES, Steps, make_steps
 from redletter.python_model.values import Fcn, Record, Value, apply_fn, fcn, parse_value
@@ -405,6 +405,16 @@ def _read_cfg(path: Path) -> _Cfg:
 _MODEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
 
 
+def unknown_model(name: str, spec_dir: Path) -> str:
+    """The message for a model ``name`` that ``spec_dir`` does not hold: the closest
+    name when one is close (a misspelling), and every model there."""
+    models = available_models(spec_dir)
+    listed = ", ".join(models) if models else "none"
+    guess = did_you_mean(name, models)
+    guess = f"; {guess}" if guess else ""
+    return f"unknown model {name!r} in {spec_dir}{guess} (available: {listed})"
+
+
 def load_model(name: str, spec_dir: Path) -> ModelConfig:
     """Read model ``name`` (``spec_dir/<name>.tla`` and ``.cfg``) into a :class:`ModelConfig`.
 
@@ -421,11 +431,7 @@ def load_model(name: str, spec_dir: Path) -> ModelConfig:
     tla_path = spec_dir / f"{name}.tla"
     cfg_path = spec_dir / f"{name}.cfg"
     if not (tla_path.is_file() and cfg_path.is_file()):
-        models = available_models(spec_dir)
-        listed = ", ".join(models) if models else "none"
-        raise InputError(
-            f"unknown model {name!r} in {spec_dir} (available: {listed})", code="RL-INPUT-MODEL"
-        )
+        raise InputError(unknown_model(name, spec_dir), code="RL-INPUT-MODEL")
     extends, defs, extends_line = _read_tla(tla_path)
     wrappers = [m for m in extends if m in APP_WRAPPERS or m in VARIANT_WRAPPERS]
     apps = [m for m in extends if m in APP_MODULES]

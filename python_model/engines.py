@@ -21,8 +21,8 @@ from redletter.python_model.cl_engine import ChandyLamportEngine
 from redletter.python_model.config import (
     APP_WRAPPERS,
     VARIANT_WRAPPERS,
-    available_models,
     load_model,
+    unknown_model,
 )
 from redletter.python_model.engine import Engine
 from redletter.python_model.temporal import read_module_uses
@@ -84,10 +84,7 @@ def family_of(name: str, spec_dir: Path, *, source: str | None = None) -> str | 
 def _check_exists(name: str, spec_dir: Path) -> None:
     path = spec_dir / f"{name}.tla"
     if not path.is_file() or not path.with_suffix(".cfg").is_file():
-        listed = ", ".join(available_models(spec_dir)) or "none"
-        raise InputError(
-            f"unknown model {name!r} in {spec_dir} (available: {listed})", code="RL-INPUT-MODEL"
-        )
+        raise InputError(unknown_model(name, spec_dir), code="RL-INPUT-MODEL")
 
 
 def load_engine(name: str, spec_dir: Path) -> Engine[Any]:

@@ -22,8 +22,8 @@ from redletter.python_model.config import (
     _MODEL_NAME,
     _read_cfg,
     _read_tla,
-    available_models,
     parse_definition,
+    unknown_model,
 )
 from redletter.python_model.values import Value
 
@@ -82,10 +82,7 @@ def load_variant(name: str, spec_dir: Path, spec: VariantSpec) -> VariantModel:
     tla_path = spec_dir / f"{name}.tla"
     cfg_path = spec_dir / f"{name}.cfg"
     if not (tla_path.is_file() and cfg_path.is_file()):
-        listed = ", ".join(available_models(spec_dir)) or "none"
-        raise InputError(
-            f"unknown model {name!r} in {spec_dir} (available: {listed})", code="RL-INPUT-MODEL"
-        )
+        raise InputError(unknown_model(name, spec_dir), code="RL-INPUT-MODEL")
     extends, defs, extends_line = _read_tla(tla_path)
     if extends != [spec.wrapper]:
         raise InputError(

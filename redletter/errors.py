@@ -18,8 +18,9 @@ catalogued but no longer used).
 
 from __future__ import annotations
 
+import difflib
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from types import MappingProxyType
@@ -56,6 +57,13 @@ class RedletterError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``"did you mean 'MCToken2'?"`` when one of ``choices`` is close to ``name``
+    (difflib's ratio 0.75 or more, the closest), else ``""``."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.75)
+    return f"did you mean {close[0]!r}?" if close else ""
 
 
 class EnvironmentMissing(RedletterError):
@@ -186,19 +194,19 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " module it imports is missing); the message starts with path:line",
        "open the module at the line shown, fix the TLA+ as SANY's quoted words say,"
        " and run the command again",
-       "README.md, section “The spec”"),
+       "docs/spec.md, section “The spec”"),
     _E("RL-SPEC-MISSING", _FAIL, ("SpecError",),
        "a model listed in spec/manifest.json has no MCName.tla or no MCName.cfg in the"
        " spec directory",
        "add the missing file to spec/, or remove the model's row from spec/manifest.json",
-       "README.md, section “How to add a model”"),
+       "docs/checking.md, section “How to add a model”"),
     _E("RL-SPEC-EVAL", _FAIL, ("SpecError",),
        "evaluating the spec in the Python model hit an error TLC would stop on too"
        " (an operator applied outside its domain)",
        "fix the model's constants or overrides so the spec's operators stay in their"
        " domains; if TLC checks the same model without error, report a bug of the"
        " Python model",
-       "README.md, section “Python model”"),
+       "docs/model.md, section “Python model”"),
     _E("RL-SPEC-TEMPORAL", _FAIL, ("UnsupportedFormula",),
        "the Python liveness check cannot read a temporal formula of the spec (fairness"
        " other than WF_vars/SF_vars of an action under \\A, or a property other than"
@@ -211,26 +219,26 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "while measuring the comparison page, TLC did not give a model the result its row"
        " in spec/manifest.json expects (a must-fail model passed or named another"
        " property, or the cost probe found another state count or a violation)",
-       "run `redletter check --model NAME` on the model the message names, fix the spec"
-       " or its manifest row, and measure again with `redletter variants measure`",
-       "README.md, section “The seeds' other algorithms”"),
+       "run `.venv/bin/redletter check --model NAME` on the model the message names, fix the spec"
+       " or its manifest row, and measure again with `.venv/bin/redletter variants measure`",
+       "docs/spec.md, section “The seeds' other algorithms”"),
     _E("RL-MODEL-DISABLED", _FAIL, ("ActionDisabled",),
        "a step of a trace is not enabled in the state it is taken from (the message"
        " names the action and the guard that fails)",
        "the trace is not a behaviour of the spec: fix the tool or implementation that"
        " produced it at the step named, or generate the trace from the model",
-       "README.md, section “Python model”"),
+       "docs/model.md, section “Python model”"),
     _E("RL-NODE", _FAIL, ("NodeError",),
        "the node under test failed (the family of the `RL-NODE-*` codes); the message"
        " names the node, the request and the last lines of its output",
        f"{_NODE_LOG} and fix the implementation",
-       "README.md, section “Judging an implementation”"),
+       "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-NODE-CRASH", _FAIL, ("NodeCrashed",),
        "the node under test exited, or closed its stdout, before replying to a request,"
        " or ended with a status other than 0 (or by a signal) when its input ended",
        f"{_NODE_LOG} for the crash, fix the node, and replay the shrunk trace the"
        " report prints",
-       "README.md, section “Judging an implementation”"),
+       "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-NODE-MEMORY", _FAIL, ("NodeOutOfMemory",),
        "the kernel's OOM killer stopped the node under test (or a process of its run):"
        " the run used more memory than the sandbox allows (--memory, for every node of"
@@ -266,7 +274,7 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " told from slowness, so the verdict is unknown",
        f"{_NODE_LOG} for a hang or a deadlock; if the node is only slow, raise"
        " --timeout and run again",
-       "README.md, section “Judging an implementation”"),
+       "docs/conformance.md, section “Judging an implementation”"),
     # ---- exit 3: the environment misses a tool ----
     _E("RL-ENV", _ENV, ("EnvironmentMissing",),
        "something the kit needs is not installed (the family of the `RL-ENV-*` codes)",
@@ -276,7 +284,7 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "TLC and Spark need Java 17 or newer, and the java on PATH is missing, older,"
        " or its `java -version` failed",
        "install a Java 17+ runtime (e.g. `apt-get install openjdk-17-jre-headless`),"
-       " put it on PATH, and check with `redletter check-java`",
+       " put it on PATH, and check with `.venv/bin/redletter check-java`",
        "README.md, section “Requirements”"),
     _E("RL-ENV-TLC", _ENV, ("EnvironmentMissing", "ToolchainError"),
        "the pinned TLC jar (tla2tools.jar) is not in the cache, or its download or"
@@ -293,7 +301,7 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "the Go reference node needs a Go toolchain, and none was found or its build"
        " failed",
        "install Go and run `make go-node`; a failed build quotes the compiler's output",
-       "README.md, section “Judging an implementation”"),
+       "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-ENV-COS418", _ENV, ("EnvironmentMissing",),
        "judging a COS 418 Go package needs a Go toolchain and none was found, or --race"
        " needs cgo's C compiler (gcc or cc) and none is on PATH",
@@ -309,22 +317,23 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " or run the kit inside a container (docs/security.md)",
        "docs/security.md"),
     _E("RL-ENV-SPARK", _ENV, ("EnvironmentMissing",),
-       "PySpark does not import, or Spark's JVM did not start",
-       "install the kit with its dependencies (`pip install -e .`) and Java 17"
-       " (check with `redletter check-java`)",
-       "README.md, section “Data pipeline (Spark)”"),
+       "PySpark (the `spark` extra, not in the core install) does not import, or Spark's"
+       " JVM did not start",
+       "install the spark extra (`make extra-spark`, or `pip install 'redletter[spark]'`)"
+       " and Java 17 (check with `.venv/bin/redletter check-java`)",
+       "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-ENV-ADHOC", _ENV, ("EnvironmentMissing",),
        "the adhoccomputing library, whose snapshot implementation the kit judges, is"
        " not installed or does not import",
        "install it with `.venv/bin/pip install adhoccomputing==2.1.7 networkx requests`",
-       "README.md, section “A third-party implementation: adhoccomputing”"),
+       "docs/conformance.md, section “A third-party implementation: adhoccomputing”"),
     _E("RL-ENV-FLINK", _ENV, ("EnvironmentMissing",),
        "the Flink experiment needs Apache Flink (PyFlink 2.3.0) in its own environment,"
        " and .venv-flink/bin/python (or --flink-python, or $REDLETTER_FLINK_PYTHON) is"
        " missing or cannot import pyflink",
        "run `make flink` (it installs apache-flink from requirements-flink.lock into"
        " .venv-flink/), or point --flink-python at a Python that has PyFlink",
-       "README.md, section “Apache Flink, the real engine”"),
+       "docs/flink.md, section “Apache Flink, the real engine”"),
     # ---- exit 4: a bug in the kit ----
     _E("RL-ERROR", _BUG, ("RedletterError",),
        "an error of the kit raised without a more precise code (the root class's"
@@ -339,26 +348,26 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " disagree on a state",
        "report it as a bug of redletter, with the model and the whole message: one of"
        " the checkers is wrong",
-       "README.md, section “The lemmas, three ways”"),
+       "docs/model.md, section “The lemmas, three ways”"),
     _E("RL-INTERNAL-INDUCTION", _BUG, ("InternalError",),
        "a counterexample to induction z3 found does not replay in the concrete"
        " interpreter, or a check holds only because no state takes its step: the z3"
        " encoding and the concrete semantics of the induction disagree",
        "report it as a bug of redletter, with the command you ran and its whole output:"
        " no verdict of that run can be trusted",
-       "README.md, section “The lemmas by induction”"),
+       "docs/model.md, section “The lemmas by induction”"),
     _E("RL-INTERNAL-BFS", _BUG, ("InternalError",),
        "rebuilding a counterexample, the Spark exploration found a state missing from"
        " its own BFS tree",
        "report it as a bug of redletter; meanwhile explore again into a fresh output"
        " directory",
-       "README.md, section “Data pipeline (Spark)”"),
+       "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-INTERNAL-FP", _BUG, ("InternalError",),
        "two different states of the Spark exploration share one 64-bit fingerprint, so"
        " its counts are not exact",
        "report it with the model's name; check that model with TLC or the Python"
        " explorer instead",
-       "README.md, section “Data pipeline (Spark)”"),
+       "docs/spark.md, section “Data pipeline (Spark)”"),
     # ---- exit 5: the user's input is malformed ----
     _E("RL-INPUT", _BAD, ("InputError",),
        "a file, model name or option is malformed or unknown (the family of the"
@@ -368,13 +377,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "the application graph of the Spark lemma check has more levels than its bound",
        "check the model's application for an unbounded computation, or run the lemmas"
        " on a smaller model",
-       "README.md, section “Data pipeline (Spark)”"),
+       "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-INPUT-CAMPAIGN", _BAD, ("InputError",),
        "a campaign's input is malformed: its traces (a directory of `*.itf.json` or a"
        " .parquet table with unique id and path), its runner, or its options",
        "give a trace directory or table, exactly one of --runner (package.module:function)"
        " and --node, and a --chunk of at least 1",
-       "README.md, section “Data pipeline (Spark)”"),
+       "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-INPUT-GRADE", _BAD, ("InputError",),
        "a class to grade is malformed: not a folder of submissions nor a .csv class list"
        " (name,path), no submission, a name given twice or not usable as a folder name, or"
@@ -386,9 +395,9 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "a COS 418 .top, .events or .snap file is malformed, or describes a scenario"
        " that cannot be judged (fewer than 2 servers, not strongly connected)",
        "fix the file at the line shown",
-       "README.md, section “Formats of others: COS 418”"),
+       "docs/conformance.md, section “Formats of others: COS 418”"),
     _E("RL-INPUT-COS418-PACKAGE", _BAD, ("InputError",),
-       "the folder given to `redletter cos418 test` is not a Go package: no .go files, no"
+       "the folder given to `.venv/bin/redletter cos418 test` is not a Go package: no .go files, no"
        " package clause, files of several packages, or a command (package main)",
        "give the folder that holds the package's server.go and simulator.go (the package"
        " written against the COS 418 interface)",
@@ -403,31 +412,32 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " machine, or receiving a message no earlier event sent",
        "pass events of the known kinds at the diagram's machines, each receive after"
        " its send",
-       "README.md, section “Space-time diagrams”"),
+       "docs/explorer.md, section “Space-time diagrams”"),
     _E("RL-INPUT-DOT", _BAD, ("InputError",),
        "a TLC DOT state-graph dump is malformed: a bad escape, a label that is not a"
        " state, a variable twice, or one fingerprint for two states",
        "dump the graph again with the kit's pinned TLC (-dump dot,actionlabels); a"
        " file cut short by a crashed run cannot be read",
-       "README.md, section “Cross-check against TLC”"),
+       "docs/model.md, section “Cross-check against TLC”"),
     _E("RL-INPUT-EXPLAIN", _BAD, ("InputError",),
-       "`redletter explain` or `redletter diagram` was not told which run to show, was told"
-       " two, was asked for the worked example of another model than MCSeed, for a trace of"
-       " another model, or for the counterexample of a model that has none",
+       "`.venv/bin/redletter explain` or `.venv/bin/redletter diagram` was not told which run"
+       " to show, was told two, was asked for the worked example of another model than"
+       " MCSeed, for a trace of another model, or for the counterexample of a model that"
+       " has none",
        "give one of --itf TRACE, --seed-example (MCSeed) or --counterexample (a model that"
        " must fail), and the model the run belongs to",
        "docs/proofs.md"),
     _E("RL-INPUT-FLINK", _BAD, ("InputError",),
        "a Flink run folder (config.json, job.json, sink part files, events, Flink's log)"
        " or the Flink results file is malformed or not what the kit wrote",
-       "judge a folder `redletter flink run` wrote (store/<run>/ or one of its runs/run-*),"
-       " or fix the file at the line shown",
-       "README.md, section “Apache Flink, the real engine”"),
+       "judge a folder `.venv/bin/redletter flink run` wrote (store/<run>/ or one of its"
+       " runs/run-*), or fix the file at the line shown",
+       "docs/flink.md, section “Apache Flink, the real engine”"),
     _E("RL-INPUT-GRAPH", _BAD, ("InputError",),
        "a graph directory of the pipeline is missing, unfinished, of another model, or"
        " its graph.json or JSONL files are malformed",
        "ingest or explore the model again into a fresh directory and pass that one",
-       "README.md, section “Data pipeline (Spark)”"),
+       "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-INPUT-ITF", _BAD, ("InputError",),
        "a trace is not valid ITF JSON, or not a redletter conformance trace (#meta"
        " fields missing, or states the model does not reach by its steps)",
@@ -438,7 +448,7 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "an NDJSON event log is malformed: not UTF-8, not JSON, a field missing or of"
        " the wrong type, or a node's seq that does not increase",
        "fix the implementation's event logger so the line shown follows the log format",
-       "README.md, section “Judging an implementation” (Validating an event log)"),
+       "docs/conformance.md, section “Judging an implementation” (Validating an event log)"),
     _E("RL-INPUT-LOG-CLOCK", _BAD, ("InputError",),
        "the vector clocks of event logs contradict the logs: vc[node] is not the event's"
        " seq, a node's clock goes back, an event follows another without following all"
@@ -466,24 +476,32 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
     _E("RL-INPUT-MANIFEST", _BAD, ("InputError",),
        "spec/manifest.json is missing, not JSON, or one of its rows is malformed",
        "fix the row or field the message names",
-       "README.md, section “How to add a model”"),
+       "docs/checking.md, section “How to add a model”"),
     _E("RL-INPUT-MODEL", _BAD, ("InputError",),
        "a model is unknown, or its MCName.tla or .cfg goes beyond what the Python model"
        " mirrors (an unknown binding, override or property, a constant not bound)",
        "pick one of the models the message lists, or fix the .tla or .cfg at the line"
        " shown",
-       "README.md, section “How to add a model”"),
+       "docs/checking.md, section “How to add a model”"),
+    _E("RL-INPUT-NODE-USAGE", _BAD, ("InputError",),
+       "the node under test exited before its first step with a usage error (status 2,"
+       " or a `usage:` line on its stderr): the node command is wrong, and no trace was"
+       " judged",
+       "read the node's last lines in the message, fix the arguments of --node (for a"
+       " mutant, its name: `.venv/bin/python -m redletter.conformance.nodes.mutants`"
+       " lists them), and run again",
+       "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-INPUT-NODE-CMD", _BAD, ("InputError",),
        "the node command (--node, $REDLETTER_NODE_CMD or a mutant's name) is empty,"
        " does not split like a shell line, or names no program that can be started",
        "pass the command that starts the node, e.g. --node 'python3 mynode.py' (it is"
        " split like a shell line but never run by a shell)",
-       "README.md, section “Judging an implementation”"),
+       "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-INPUT-OUT", _BAD, ("InputError",),
        "the output directory exists and is not a graph directory, so the kit refuses"
        " to overwrite it",
        "pass a new directory, or an earlier output of the same command",
-       "README.md, section “Data pipeline (Spark)”"),
+       "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-INPUT-ROOT", _BAD, ("InputError",),
        "no redletter project was found: --root holds no spec/manifest.json, or the"
        " current directory is in no checkout and the package ships no spec",
@@ -494,19 +512,19 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " enabled, a delivery on an empty channel, an unknown action, bad parameters",
        "generate the traces again from the model the node is judged on, or fix the"
        " step the message names",
-       "README.md, section “Judging an implementation”"),
+       "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-INPUT-STATE", _BAD, ("InputError",),
        "a state, or an application's local state, is not of the shape the model"
        " expects (in TLA+ text, in JSON, or in a pipeline encoding)",
        "check the value the message quotes against the model's application and fix"
        " the tool that wrote it",
-       "README.md, section “The spec”"),
+       "docs/spec.md, section “The spec”"),
     _E("RL-INPUT-STEP", _BAD, ("InputError",),
        "a step names an unknown action, or a machine, buffer or snapshot outside the"
        " model, or one of its parameters is missing or of the wrong type",
        "use the model's action names and its Proc, Chan and Snap values, as the"
        " message lists them",
-       "README.md, section “The spec”"),
+       "docs/spec.md, section “The spec”"),
     _E("RL-INPUT-TOPOLOGY", _BAD, ("InputError",),
        "a topology is invalid: fewer than two nodes, a channel to an unknown node or"
        " to its own node, a channel twice, or not strongly connected",
@@ -518,27 +536,27 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " in the model",
        "check the trace against the model it was found for; if z3 found it, report a"
        " bug of redletter",
-       "README.md, section “Symbolic checks (z3)”"),
+       "docs/model.md, section “Symbolic checks (z3)”"),
     _E("RL-INPUT-TRACES", _BAD, ("InputError",),
        "the traces directory holds no `*.itf.json` file",
        "point at the directory that holds the traces, or generate them there first",
-       "README.md, section “Judging an implementation”"),
+       "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-INPUT-USAGE", _BAD, ("InputError", "the command line"),
        "the command line is wrong: an unknown command or option, a missing argument,"
        " or an option's value out of range",
        "run the command with --help to see its arguments and options"),
     _E("RL-INPUT-VARIANTS", _BAD, ("InputError",),
        "docs/variants.json, the measurements the comparison page is made from, is"
-       " missing, not JSON, or not in the shape `redletter variants measure` writes",
-       "measure again with `redletter variants measure` (it rewrites the file and"
+       " missing, not JSON, or not in the shape `.venv/bin/redletter variants measure` writes",
+       "measure again with `.venv/bin/redletter variants measure` (it rewrites the file and"
        " docs/variants.md)",
-       "README.md, section “The seeds' other algorithms”"),
+       "docs/spec.md, section “The seeds' other algorithms”"),
     _E("RL-INPUT-VALUE", _BAD, ("InputError",),
        "a TLA+ value in a .tla, a .cfg or a state does not parse (the message says"
        " what was expected and what was found)",
        "write the value as TLC prints it: `{1, 2}`, `<<a, b>>`, `[f |-> 1]`,"
        " `(k :> v @@ ...)`, `\"text\"`, `TRUE`",
-       "README.md, section “Python model”"),
+       "docs/model.md, section “Python model”"),
     _E("RL-PROTO-INVALID", _BAD, ("InputError",),
        "a protocol line is JSON but not a valid message: an unknown type or field, a"
        " field missing, or a value of the wrong type",
@@ -554,7 +572,7 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " structure)",
        "check the value the model or node produced: the kit's TLA+ values are never"
        " that deep",
-       "README.md, section “Python model”"),
+       "docs/model.md, section “Python model”"),
     _E("RL-VALUE-DUP", _BAD, ("InputError",),
        "a record field, a function key or a state variable is given twice",
        "give each field, key and variable once"),
@@ -569,7 +587,7 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " a record's field name is not a string",
        "convert it to a TLA+ value first (int, str, Bool, ModelValue, frozenset, tuple,"
        " Record, Fcn)",
-       "README.md, section “Python model”"),
+       "docs/model.md, section “Python model”"),
     # ---- 130: interrupted ----
     _E("RL-ABORT", _INT, ("the command line",),
        "the command was interrupted (Ctrl-C) before it finished",

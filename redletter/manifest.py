@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from redletter.errors import InputError
+from redletter.errors import InputError, did_you_mean
 from redletter.tlc import ResultKind, TlcResult
 from redletter.untrusted import MAX_SMALL_BYTES, loads, read_input
 
@@ -98,8 +98,10 @@ class Manifest:
         known = {m.model: m for m in self.models}
         unknown = [n for n in names if n not in known]
         if unknown:
+            guess = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
+            guess = f" ({guess})" if guess else ""
             raise InputError(
-                f"unknown model(s) {', '.join(unknown)}; the manifest lists "
+                f"unknown model(s) {', '.join(unknown)}{guess}; the manifest lists "
                 f"{', '.join(sorted(known)) or 'no models'} — pick one of those or add "
                 f"a row for the new model.",
                 path=str(self.path),
@@ -123,7 +125,7 @@ class Comparison:
 
 def _fail(path: Path, what: str) -> InputError:
     return InputError(
-        f"{what}; see 'How to add a model' in README.md for the format.",
+        f"{what}; see 'How to add a model' in docs/checking.md for the format.",
         code="RL-INPUT-MANIFEST",
         path=str(path),
     )
@@ -131,7 +133,7 @@ def _fail(path: Path, what: str) -> InputError:
 
 _MISSING: Any = object()
 
-#: The manifest fields of one model row, in the order the README lists them.
+#: The manifest fields of one model row, in the order docs/checking.md lists them.
 ROW_FIELDS = (
     "model",
     "suite",

@@ -273,7 +273,7 @@ def test_report_of_a_failing_mutant(watch: Any, failing_run: Path) -> None:
         "3\tp2 receives a message from p1 ← diverges here\tReceiveApp p1 -> p2"
     )
     assert w.page.locator("svg .rl-col[data-step='3']").count() == 1
-    assert "redletter conform replay" in w.text("pre")
+    assert ".venv/bin/redletter conform replay" in w.text("pre")
     w.shot("report")
     w.page.get_by_role("link", name="Step through this schedule in the proof explorer").click()
     w.page.wait_for_selector("#rl-stepno")

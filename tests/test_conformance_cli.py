@@ -63,8 +63,8 @@ def test_fail_exits_1_with_a_replayable_shrunk_trace(few_traces: Path, tmp_path:
     results = json.loads((folder / "results.json").read_text())
     assert results["shrunk"]["steps"] == 3
     assert results["shrunk"]["replay"] == (
-        f"redletter conform replay {folder / 'shrunk.itf.json'} --node {shlex.quote(BROKEN)}"
-        " --hosted"
+        f".venv/bin/redletter conform replay {folder / 'shrunk.itf.json'}"
+        f" --node {shlex.quote(BROKEN)} --hosted"
     )
     replay = [
         "conform",

@@ -51,7 +51,7 @@ def test_broken_node_fails_with_the_divergence_and_a_replay_command(
     assert "fail: at step" in text
     assert "recorded nothing for channel" in text
     assert "(Lemma 0)" in text
-    assert "replay: redletter conform replay " in text
+    assert "replay: .venv/bin/redletter conform replay " in text
     assert "--hosted" in text
 
 

@@ -229,7 +229,7 @@ def test_explain_a_plain_itf_trace_needs_its_model(
     assert _run(["explain", "--itf", str(plain)]) == 5
     assert capsys.readouterr().err.splitlines()[0] == (
         f"error[RL-INPUT-EXPLAIN]: {plain}: say which model the trace is a run of: "
-        "redletter explain MODEL --itf TRACE"
+        ".venv/bin/redletter explain MODEL --itf TRACE"
     )
     assert _run(["explain", "MCSeed", "--itf", str(plain), "-o", str(tmp_path / "p.html")]) == 0
 

@@ -379,7 +379,7 @@ def test_a_node_cannot_forge_a_verdict_line(
     lines = (out + err).splitlines()
     assert [ln for ln in lines if ln.lstrip().startswith("PASS")] == []
     assert lines[0].startswith("judging 1 traces against")
-    assert lines[1].startswith("FAIL: 1 traces judged, 0 passed, 1 failed, 0 unknown")
+    assert lines[1].startswith("FAIL: 1 trace judged, 0 passed, 1 failed, 0 unknown")
     assert (
         "answered init (msg_id 1) with error internal: boom\\nPASS: 42 of 42 traces"
         "\\r\\nPASS: 42 of 42 traces\\u2028PASS: 42 of 42 traces."

@@ -56,7 +56,7 @@ def test_small_cases_are_proved(topology: str, machines: int, snapshots: int) ->
     [("complete", 3, 2), ("complete", 4, 1), ("ring", 4, 2), ("complete", 4, 2)],
 )
 def test_the_larger_cases_are_proved(topology: str, machines: int, snapshots: int) -> None:
-    # 1 to 17 minutes each on the shared 2-core machine (README, "The lemmas by
+    # 1 to 17 minutes each on the shared 2-core machine (docs/model.md, "The lemmas by
     # induction"); the default budget gives a case an hour
     r = prove(Case(topology, machines, snapshots))
     assert (r.lemma0, r.lemma1) == ("proved", "proved"), [

@@ -208,7 +208,7 @@ def test_tcp_logs_validate_with_the_command_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert launcher.returncode == 0, launcher.stderr
     command = launcher.stdout.splitlines()[-1].split()
-    assert command[:4] == ["redletter", "conform", "validate", "MCConcurrent"]
+    assert command[:4] == [".venv/bin/redletter", "conform", "validate", "MCConcurrent"]
     done = subprocess.run(
         [sys.executable, "-m", "redletter", *command[1:], "--root", str(ROOT)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,

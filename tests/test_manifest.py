@@ -180,7 +180,7 @@ def test_bad_result(tmp_path: Path) -> None:
     assert str(info.value) == (
         f'{path}: models[0] (MCToy): "result" must be one of "success", "safety failure", '
         '"liveness failure", "deadlock failure", got "passes"; see \'How to add a model\' in '
-        "README.md for the format."
+        "docs/checking.md for the format."
     )
 
 
@@ -192,7 +192,7 @@ def test_field_of_the_earlier_format_names_its_new_name(tmp_path: Path) -> None:
         load_manifest(path)
     assert str(info.value) == (
         f'{path}: models[0] (MCToy): unknown field "expect" (now called "result"); see '
-        "'How to add a model' in README.md for the format."
+        "'How to add a model' in docs/checking.md for the format."
     )
     data = _good()
     data["models"][1]["distinctstates"] = 3
@@ -218,7 +218,7 @@ def test_safety_failure_needs_the_violated_property(tmp_path: Path) -> None:
         load_manifest(path)
     assert str(info.value) == (
         f'{path}: models[1] (MCToyFailure): a "safety failure" row must name the property '
-        "TLC reports in \"violatedProperty\"; see 'How to add a model' in README.md for the "
+        "TLC reports in \"violatedProperty\"; see 'How to add a model' in docs/checking.md for the "
         "format."
     )
 
@@ -231,7 +231,7 @@ def test_wrong_type(tmp_path: Path) -> None:
         load_manifest(path)
     assert str(info.value) == (
         f'{path}: models[1] (MCToyFailure): "distinctStates" must be int, got "many"; see '
-        "'How to add a model' in README.md for the format."
+        "'How to add a model' in docs/checking.md for the format."
     )
 
 
@@ -275,7 +275,7 @@ def test_python_mirror_defaults_to_true_and_must_be_a_bool(tmp_path: Path) -> No
         load_manifest(path)
     assert str(info.value) == (
         f'{path}: models[0] (MCToy): "python" must be bool, got "no"; see '
-        "'How to add a model' in README.md for the format."
+        "'How to add a model' in docs/checking.md for the format."
     )
 
 

@@ -68,8 +68,8 @@ def test_bmc_says_its_proof_is_of_token_sums_in_a_bounded_system() -> None:
     )
     assert lines[-1] == (
         "Checked: TypeOK, RedLetterInvariant, SnapshotSatisfiesAppInv and TokensConserved "
-        "(token sums), not Lemma 0 and Lemma 1; `redletter symbolic induction` proves the "
-        "lemmas for every run, with unbounded buffers."
+        "(token sums), not Lemma 0 and Lemma 1; `.venv/bin/redletter symbolic induction`"
+        " proves the lemmas for every run, with unbounded buffers."
     )
 
 
@@ -80,6 +80,6 @@ def test_induct_says_it_covers_the_first_stage_only() -> None:
     assert res.return_value == 0, res.output
     assert res.output.splitlines()[-1] == (
         "This covers EWD 864's first stage only (the red-letter traffic), within buffers of "
-        "at most 3 messages: it is blind to every recording bug.  `redletter symbolic "
+        "at most 3 messages: it is blind to every recording bug.  `.venv/bin/redletter symbolic "
         "induction` proves Lemma 0 and Lemma 1."
     )

@@ -35,7 +35,7 @@ def test_no_java_is_one_error_line_its_help_and_exit_3(
         "error[RL-ENV-JAVA]: Java 17 or newer is needed to run TLC, but no `java` is on "
         "PATH; install it (e.g. `apt-get install openjdk-17-jre-headless`) and try again.\n"
         "help: install a Java 17+ runtime (e.g. `apt-get install openjdk-17-jre-headless`), "
-        "put it on PATH, and check with `redletter check-java`; "
+        "put it on PATH, and check with `.venv/bin/redletter check-java`; "
         "see docs/errors.md#rl-env-java\n"
     )
 
@@ -115,7 +115,7 @@ def test_missing_jar_says_how_to_get_it(tmp_path: Path) -> None:
         toolchain.require_tlc_jar(tmp_path)
     assert str(info.value) == (
         f"TLC is not installed: {tmp_path / 'tla2tools.jar'} does not exist; run `make tlc` "
-        "(or `redletter fetch-tlc`) to download the pinned tla2tools.jar."
+        "(or `.venv/bin/redletter fetch-tlc`) to download the pinned tla2tools.jar."
     )
 
 

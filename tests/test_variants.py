@@ -42,7 +42,7 @@ MANIFEST = load_manifest(PROJECT.manifest_path)
 def test_the_page_is_not_stale() -> None:
     assert render_page(PROJECT) == PAGE.read_text(encoding="utf-8"), (
         "docs/variants.md is stale: run `.venv/bin/python -m redletter.variants >"
-        " docs/variants.md` (or `redletter variants measure` to measure again)"
+        " docs/variants.md` (or `.venv/bin/redletter variants measure` to measure again)"
     )
 
 
@@ -99,7 +99,7 @@ def test_malformed_measurements_say_what_to_do(tmp_path: Path) -> None:
     assert info.value.code == "RL-INPUT-VARIANTS"
     assert str(info.value) == (
         f"{path}: malformed measurements (KeyError: 'command'); it holds the measurements"
-        " docs/variants.md is made from: measure them again with `redletter variants"
+        " docs/variants.md is made from: measure them again with `.venv/bin/redletter variants"
         " measure`."
     )
     path.write_text("{", encoding="utf-8")
@@ -242,8 +242,8 @@ def test_the_generator_reports_missing_measurements(tmp_path: Path) -> None:
     assert out.stderr == (
         f"error[RL-INPUT-VARIANTS]: {tmp_path.resolve() / 'docs' / 'variants.json'}: cannot"
         " read the measurements (No such file or directory); it holds the measurements"
-        " docs/variants.md is made from: measure them again with `redletter variants"
+        " docs/variants.md is made from: measure them again with `.venv/bin/redletter variants"
         " measure`.\n"
-        "measure again with `redletter variants measure` (it rewrites the file and"
+        "measure again with `.venv/bin/redletter variants measure` (it rewrites the file and"
         " docs/variants.md); see docs/errors.md#rl-input-variants\n"
     )

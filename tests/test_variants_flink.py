@@ -84,7 +84,7 @@ def test_no_results_file_says_how_to_measure(tmp_path: Path) -> None:
     assert load_flink_results(tmp_path / "absent.json") is None
     assert flink_section(None) == [
         "Not measured yet: `docs/data/flink-results.json` is absent; `make flink` then"
-        " `make flink-results` run the experiment and publish it.",
+        " `make flink-results PUBLISH=1` run the experiment and publish it.",
         "",
     ]
 
@@ -98,6 +98,6 @@ def test_a_malformed_results_file_names_the_field(tmp_path: Path) -> None:
     assert info.value.code == "RL-INPUT-FLINK"
     assert str(info.value) == (
         f"{path}: malformed Flink results (KeyError: 'per_run'); the file is what"
-        " `redletter flink run --publish` writes: publish the modes again with"
-        " `make flink-results`"
+        " `.venv/bin/redletter flink run --publish` writes: publish the modes again with"
+        " `make flink-results PUBLISH=1`"
     )

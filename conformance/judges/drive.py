@@ -42,6 +42,7 @@ from redletter.conformance.net import Observation, Topology, show_channel, show_
 from redletter.conformance.node import NodeFactory, NodeHost
 from redletter.conformance.process import (
     Limits,
+    NodeCrashed,
     NodeError,
     NodeProtocolError,
     NodeTimeout,
@@ -879,6 +880,31 @@ class JudgeRun:
         return Verdict.PASS
 
 
+def usage_error(result: JudgeResult) -> InputError | None:
+    """The error to raise instead of a verdict when the node never started: it exited
+    before taking a single step, with the status of a usage error (2, as argparse,
+    click and getopt programs exit) or a ``usage:`` line among its last lines of
+    stderr.  That is the ``--node`` command being wrong (a misspelt argument, a
+    missing one), not the algorithm failing, so no verdict is given."""
+    err = result.node_error
+    if not isinstance(err, NodeCrashed) or result.observations:
+        return None
+    said_usage = any(line.lstrip().lower().startswith("usage:") for line in err.stderr_tail)
+    if err.exit_status != 2 and not said_usage:
+        return None
+    why = (
+        "exited with status 2, the status of a usage error,"
+        if err.exit_status == 2
+        else "printed a usage message"
+    )
+    return InputError(
+        f"the node command looks wrong: node {err.node} {why} before its first step,"
+        " so no trace was judged (a usage error is not a verdict on the algorithm).\n"
+        f"{err.message}",
+        code="RL-INPUT-NODE-USAGE",
+    )
+
+
 def judge_all(
     traces: Sequence[Trace],
     node: NodeSpec,
@@ -896,8 +922,10 @@ def judge_all(
     ``max_unknown`` unknown verdicts (a node that never answers costs its
     timeout on every trace: three in a row say enough), and when the global
     time ``budget`` (seconds) is spent.  An empty set of traces judges nothing
-    and is unknown, never a vacuous pass.  ``judge``: the judge of each trace (by
-    default this module's; a variant's from :mod:`.families`).
+    and is unknown, never a vacuous pass.  A node that fails the first trace with a
+    usage error before its first step raises :func:`usage_error`'s error.
+    ``judge``: the judge of each trace (by default this module's; a variant's from
+    :mod:`.families`).
     """
     start = time.monotonic()
     results: list[JudgeResult] = []
@@ -911,6 +939,8 @@ def judge_all(
             )
             break
         r = judge(t) if judge is not None else judge_trace(t, node, log_dir=log_dir)
+        if i == 0 and (usage := usage_error(r)) is not None:
+            raise usage
         results.append(r)
         if on_result is not None:
             on_result(r)

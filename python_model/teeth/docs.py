@@ -164,7 +164,7 @@ def teeth_last_run_section(record: dict[str, Any] | None, manifest: Manifest) ->
     if reruns:
         out.append("")
         out.append(
-            "Cells run again on their own after the full run (`redletter teeth check "
+            "Cells run again on their own after the full run (`.venv/bin/redletter teeth check "
             "--write-docs --model M --property P`), with what the full run had said:"
         )
         out.append("")
@@ -222,7 +222,7 @@ def _one_witness(spec_dir: Path) -> list[str]:
         "of that: the white machines' own actions, replayed in the order they were "
         "taken.  Where a bug reorders what a machine receives, the witness can fail "
         "while the snapshot state is still reachable along another path.  "
-        "`redletter lemmas MODEL` checks both lemmas three ways (replay, reachability "
+        "`.venv/bin/redletter lemmas MODEL` checks both lemmas three ways (replay, reachability "
         "in the application's own state graph, Dijkstra's shadow networks) and says "
         "where they disagree.  On `MCNonFifoFailure` it finds "
         f"{c.pairs:,} (state, snapshot) pairs in {c.states:,} reachable states; the "
@@ -231,7 +231,7 @@ def _one_witness(spec_dir: Path) -> list[str]:
         f"**{c.replay_only[0]:,} pairs** the snapshot state is reachable, but not by "
         "the witness.  (With the state constraint the model had before its bound moved "
         "into the guards, the same count was 432 pairs.)  On a model where no snapshot "
-        "completes, `redletter lemmas` says the check is vacuous and exits 2.",
+        "completes, `.venv/bin/redletter lemmas` says the check is vacuous and exits 2.",
         "",
     ]
 
@@ -249,7 +249,7 @@ def teeth_page(manifest: Manifest, spec_dir: Path, record: dict[str, Any] | None
         "A check that no bug can make fail proves nothing.  This page lists the "
         f"properties of the spec, the {len(rows)} models that must fail and, for each, "
         "every property it must violate and every one it must not, and the registry of "
-        "bug classes behind them.  `make check-teeth` (`redletter teeth`) proves the "
+        "bug classes behind them.  `make check-teeth` (`.venv/bin/redletter teeth`) proves the "
         "matrix cell by cell: one TLC run per (model, property), and the same cell in "
         "the Python model; a temporal cell in Python waits for the Python liveness "
         "check and is reported *pending* until it is there, never as a pass.",
@@ -275,7 +275,7 @@ def teeth_page(manifest: Manifest, spec_dir: Path, record: dict[str, Any] | None
         "message, messages received out of order once a buffer is red), and they "
         "violate `NoInterference` and `Lemma0ImpliesLemma1` too.  z3 proves the theorem "
         "for the token application on every run up to a bounded length, over every "
-        "colouring (`redletter teeth theorem`).",
+        "colouring (`.venv/bin/redletter teeth theorem`).",
         "",
         *_one_witness(spec_dir),
         "## Liveness, and where the bound lies",

@@ -104,6 +104,27 @@ def _stopped() -> int:
     return int(Exit.INTERRUPTED)
 
 
+#: The optional packages a command may need, by top-level module: (extra, error code).
+_EXTRAS: dict[str, tuple[str, str]] = {
+    "pyspark": ("spark", "RL-ENV-SPARK"),
+    "pyarrow": ("spark", "RL-ENV-SPARK"),
+    "py4j": ("spark", "RL-ENV-SPARK"),
+}
+
+
+def _missing_extra(exc: ModuleNotFoundError) -> tuple[str, str] | None:
+    """``(code, message)`` when ``exc`` is an extra that is not installed (the core
+    install, ``make venv``, leaves the extras out), else None (a bug in the kit)."""
+    top = (exc.name or "").split(".")[0]
+    if top not in _EXTRAS:
+        return None
+    extra, code = _EXTRAS[top]
+    return code, (
+        f"this command needs the {extra!r} extra, which is not installed (no module {top!r}):"
+        f" run `make extra-{extra}` in the checkout (or `pip install 'redletter[{extra}]'`)"
+    )
+
+
 def entry() -> None:
     """The ``redletter`` console script: :func:`main`, then exit.  After a Ctrl-C or
     SIGTERM the command has cleaned up (its runs are killed, their folders removed)
@@ -161,6 +182,16 @@ def _run(argv: list[str] | None) -> int:
     except RedletterError as exc:
         ui.error_line(exc.code, exc.message)
         return int(exc.exit_code)
+    except ModuleNotFoundError as exc:
+        missing = _missing_extra(exc)
+        if missing is None:
+            ui.error_line(
+                "RL-INTERNAL",
+                f"internal error (a bug in redletter, please report): {type(exc).__name__}: {exc}",
+            )
+            return int(Exit.INTERNAL)
+        ui.error_line(*missing)
+        return int(Exit.ENVIRONMENT)
     except Exception as exc:
         ui.error_line(
             "RL-INTERNAL",

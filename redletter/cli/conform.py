@@ -1,7 +1,8 @@
 """``redletter conform``: generate traces, judge a node on them, shrink, report.
 
 - ``redletter conform traces MODEL --out DIR [--walks N --seed S]``
-- ``redletter conform run --node "CMD" [--model M ...] [--walks N --seed S] [--hosted] [--all]``
+- ``redletter conform run --node "CMD" [--model M ...] [--walks N --seed S] [--hosted] [--all]
+  [--quick]``
 - ``redletter conform replay TRACE.itf.json --node "CMD" [--hosted]``
 - ``redletter conform validate MODEL LOG.ndjson [LOG2.ndjson ...]``
 
@@ -55,6 +56,12 @@ app = typer.Typer(
     help="Judge an implementation against the model: traces, verdict, shrunk counterexample.",
     no_args_is_help=True,
 )
+
+QUICK_TRACES = 24  #: conformance.traces.QUICK_TRACES (not imported: --help loads no harness)
+QUICK_SHRINK_SECONDS = 15.0  #: the shrink budget of ``conform run --quick``
+#: Random walks ``--quick`` adds when --walks is not given: 5 machines, 2 concurrent
+#: snapshots, what MCToken2's tours (2 machines, 1 snapshot) cannot show.
+QUICK_WALKS = 2
 
 WalksOption = Annotated[
     int, typer.Option(help="Random walks on random topologies.", callback=count(0, 100_000))
@@ -274,6 +281,16 @@ def run_cmd(
     all_traces: Annotated[
         bool, typer.Option("--all", help="Judge every trace (default: stop at the first fail).")
     ] = False,
+    quick: Annotated[
+        bool,
+        typer.Option(
+            "--quick",
+            help=f"Judge a representative subset (at most {QUICK_TRACES} traces: the z3 goals"
+            f" and {QUICK_WALKS} random walks (or --walks N), then the tours that add the"
+            " most steps and step pairs not yet seen, ties broken by --seed) and shrink for"
+            f" at most {QUICK_SHRINK_SECONDS:.0f} s.",
+        ),
+    ] = False,
     hosted: HostedOption = False,
     timeout: TimeoutOption = 10.0,
     budget: Annotated[
@@ -312,6 +329,7 @@ def run_cmd(
     from redletter.conformance.judges.drive import CommandNode
     from redletter.conformance.judges.families import generate_traces
     from redletter.conformance.sandbox import cleanup_stale
+    from redletter.python_model.engines import family_of
     from redletter.untrusted import check_regular
 
     proj = project(root)
@@ -330,11 +348,26 @@ def run_cmd(
         traces = [read_any_trace(f) for f in files]
     else:
         traces = []
+        first = (model or ["MCToken2"])[0]
+        if quick and walks == 0 and family_of(first, proj.spec_dir) in (None, "ChandyLamport"):
+            walks = QUICK_WALKS  # a variant's traces are walks already
         for i, m in enumerate(model or ["MCToken2"]):
             traces.extend(
                 generate_traces(m, proj.spec_dir, walks=walks if i == 0 else 0, seed=seed)
             )
-    ui.info(f"judging {len(traces)} traces against {spec.describe()} (seed {seed})")
+    if quick:
+        from redletter.conformance.traces import quick_subset
+
+        picked = quick_subset(traces, seed=seed)
+        ui.info(
+            f"judging {ui.plural(len(picked), 'trace')} of {len(traces)} (--quick: a"
+            f" representative subset, seed {seed}) against {spec.describe()}"
+        )
+        traces = picked
+        shrink_budget = min(shrink_budget, QUICK_SHRINK_SECONDS)
+    else:
+        judged = ui.plural(len(traces), "trace")
+        ui.info(f"judging {judged} against {spec.describe()} (seed {seed})")
     name = "-".join(model or ["MCToken2"]) if traces_dir is None else traces_dir.name
     folder = _new_folder(where, name)
     done(

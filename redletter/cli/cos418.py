@@ -282,8 +282,8 @@ GOLDEN_WARNING = (
     "these .snap files come from the kit's own simulator, for one schedule (one seed):"
     " they are examples, not golden files. A correct implementation draws its random"
     " delays in its own order and matches them only about half the time; judge its"
-    " snapshots with `redletter cos418 judge` (any FIFO schedule) or the package itself"
-    " with `redletter cos418 test`."
+    " snapshots with `.venv/bin/redletter cos418 judge` (any FIFO schedule) or the package itself"
+    " with `.venv/bin/redletter cos418 test`."
 )
 
 
@@ -310,7 +310,7 @@ def generate_cmd(
     The .snap files are what the kit's simulator records for one schedule (one
     seed): examples, not golden files. A correct implementation draws its random
     delays in its own order and matches them only about half the time: judge with
-    `redletter cos418 judge` (any FIFO schedule) or `redletter cos418 test`.
+    `.venv/bin/redletter cos418 judge` (any FIFO schedule) or `.venv/bin/redletter cos418 test`.
     """
     from redletter.conformance.formats.cos418 import (
         format_snap,

@@ -118,7 +118,17 @@ def _show(mj: ModeJudgement) -> None:
 
 def _command(mode: str, runs: int, seed: int, extra: list[str]) -> str:
     return " ".join(
-        ["redletter", "flink", "run", "--mode", mode, "--runs", str(runs), "--seed", str(seed)]
+        [
+            ".venv/bin/redletter",
+            "flink",
+            "run",
+            "--mode",
+            mode,
+            "--runs",
+            str(runs),
+            "--seed",
+            str(seed),
+        ]
         + [shlex.quote(x) for x in extra]
     )
 
@@ -292,7 +302,7 @@ def run_cmd(
         )
     ui.info(f"results: {folder.path / 'results.json'}; report: {folder.path / 'report.html'}")
     if publish is not None:
-        target = publish if publish.is_absolute() else proj.root / publish
+        target = publish.absolute()  # a relative path is the caller's, as everywhere
         publish_to(target, data, label)
         ui.info(f"published the {mode} results to {target} as {label or mode!r}")
     done(mj.verdict.exit_code)

@@ -8,6 +8,7 @@ use them, so ``--help`` loads neither rich's progress bars nor
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LiveCheck",
+    "ProgressLines",
     "crosscheck_status",
     "explore_progress",
     "ingest_progress",
@@ -171,17 +173,51 @@ def judging(
     )
     task = progress.add_task(what, total=total, counts="")
     counts: dict[str, int] = {}
+    lines = None if err_console.is_terminal else ProgressLines(what, total)
 
     def advance(result: object) -> None:
         verdict = getattr(result, "verdict", None)
         if verdict is not None:
             counts[str(verdict)] = counts.get(str(verdict), 0) + 1
-        progress.update(
-            task, advance=1, counts=", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        )
+        shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        progress.update(task, advance=1, counts=shown)
+        if lines is not None and (line := lines.advance(shown)) is not None:
+            err_console.print(line, markup=False, soft_wrap=True)
 
     with progress:
         yield advance
+
+
+class ProgressLines:
+    """Progress as plain lines, for when stderr is not a terminal (a CI log, a pipe):
+    one line every :attr:`every` items or every :attr:`seconds` seconds, whichever
+    comes first, and one for the last item.  ``clock`` is injectable for tests."""
+
+    every: int = 25  #: a line at least every this many items
+    seconds: float = 10.0  #: ... and at least every this many seconds
+
+    def __init__(
+        self, what: str, total: int | None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._what = what
+        self._total = total
+        self._clock = clock
+        self._start = self._last = clock()
+        self._done = 0
+        self._since = 0
+
+    def advance(self, counts: str = "") -> str | None:
+        """Count one item; the line to print now, or None."""
+        self._done += 1
+        self._since += 1
+        now = self._clock()
+        last = self._total is not None and self._done == self._total
+        if not (last or self._since >= self.every or now - self._last >= self.seconds):
+            return None
+        self._last, self._since = now, 0
+        of = f" of {self._total}" if self._total is not None else ""
+        tail = f" ({counts})" if counts else ""
+        return f"{self._what}: {self._done}{of} done{tail}, {now - self._start:.0f} s"
 
 
 @contextmanager

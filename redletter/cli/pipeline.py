@@ -210,7 +210,7 @@ def cluster_up_cmd(
         f"  PYSPARK_PYTHON=.venv/bin/python .venv/bin/spark-submit --master {c.master_url}"
         " pipeline/jobs.py explore MODEL --graph DIR"
     )
-    ui.info(f"  stop with: redletter pipeline cluster down --dir {directory}")
+    ui.info(f"  stop with: .venv/bin/redletter pipeline cluster down --dir {directory}")
     done(Exit.OK)
 
 

@@ -81,8 +81,8 @@ def bmc_cmd(
     """Bounded model checking of TypeOK, the red-letter invariant and token sums.
 
     It checks token sums (a complete snapshot holds the tokens of the network), not
-    Lemma 0 and Lemma 1, and its buffers and recorded streams are bounded; `redletter
-    symbolic induction` proves the lemmas without bounds.
+    Lemma 0 and Lemma 1, and its buffers and recorded streams are bounded;
+    `.venv/bin/redletter symbolic induction` proves the lemmas without bounds.
     """
     from redletter.python_model.symbolic import bmc
 
@@ -107,8 +107,8 @@ def bmc_cmd(
             )
         ui.info(
             "Checked: TypeOK, RedLetterInvariant, SnapshotSatisfiesAppInv and TokensConserved "
-            "(token sums), not Lemma 0 and Lemma 1; `redletter symbolic induction` proves the "
-            "lemmas for every run, with unbounded buffers."
+            "(token sums), not Lemma 0 and Lemma 1; `.venv/bin/redletter symbolic induction`"
+            " proves the lemmas for every run, with unbounded buffers."
         )
         done(Exit.OK)
     ui.symbolic_trace(result.trace, f"counterexample at depth {result.depth}")
@@ -150,7 +150,7 @@ def induct_cmd(
     ui.info(
         "This covers EWD 864's first stage only (the red-letter traffic), within buffers of "
         f"at most {params.capacity} messages: it is blind to every recording bug.  "
-        "`redletter symbolic induction` proves Lemma 0 and Lemma 1."
+        "`.venv/bin/redletter symbolic induction` proves Lemma 0 and Lemma 1."
     )
     done(Exit.OK if strong.proved and plain.cti is not None else Exit.FAIL)
 

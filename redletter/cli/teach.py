@@ -163,7 +163,8 @@ def _resolve_run(
             cfg = model_of(trace)
         elif model is None:
             raise InputError(
-                "say which model the trace is a run of: redletter explain MODEL --itf TRACE",
+                "say which model the trace is a run of:"
+                " .venv/bin/redletter explain MODEL --itf TRACE",
                 path=str(itf),
                 code="RL-INPUT-EXPLAIN",
             )
@@ -220,7 +221,7 @@ def _write(out: Path, text: str, what: str) -> None:
 
 
 def _command(verb: str, model: str | None, spec: _RunSpec, out: Path) -> str:
-    parts = ["redletter", verb]
+    parts = [".venv/bin/redletter", verb]
     if model is not None:
         parts.append(model)
     return " ".join([*parts, spec.source, "-o", str(out)])
@@ -244,7 +245,11 @@ def diagram_cmd(
     spec = _resolve_run(model, itf, seed_example, counterexample, root)
     drawing = draw(diagram_of_trace(spec.cfg, spec.start, spec.steps, title=spec.title))
     _write(out, drawing.svg, "diagram")
-    ui.info(f"wrote {out} ({len(spec.steps)} steps, {drawing.width} x {drawing.height} px)")
+    # The full path: the default (diagram.svg) lands in whatever directory the
+    # command ran in, which the user may not have in mind.
+    ui.info(
+        f"wrote {out.absolute()} ({len(spec.steps)} steps, {drawing.width} x {drawing.height} px)"
+    )
     for w in drawing.warnings:
         ui.info(f"note: {w}")
     done(Exit.OK)
@@ -313,7 +318,7 @@ def explain_cmd(
         pr, title=spec.title, subtitle=spec.subtitle, command=_command("explain", model, spec, out)
     )
     _write(out, render_explorer(data), "explorer")
-    ui.info(f"wrote {out} ({spec.cfg.name}, {len(spec.steps)} steps)")
+    ui.info(f"wrote {out.absolute()} ({spec.cfg.name}, {len(spec.steps)} steps)")
     ui.lines(f"  {line}" for line in _summary(pr))
     ui.info(f"open it in a browser: {out.resolve().as_uri()}#step=0")
     done(Exit.OK)

@@ -50,6 +50,11 @@ err_console = Console(stderr=True, highlight=False)
 # --------------------------------------------------------------------------- every command
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``1 trace``, ``2 traces`` (``nouns``: the plural when it is not ``noun + "s"``)."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
 def error_line(code: str, message: str) -> None:
     """Print ``error[CODE]: message`` on stderr, as one line (no wrapping), then the
     catalogue's advice for the code: what to do, and where to read more
@@ -317,7 +322,7 @@ def conform_summary(
     verdict = "fail" if fails else "unknown" if unknown or stopped or not results else "pass"
     colour = {"pass": "green", "fail": "red", "unknown": "yellow"}[verdict]
     console.print(
-        f"[bold {colour}]{verdict.upper()}[/]: {len(results)} traces judged, "
+        f"[bold {colour}]{verdict.upper()}[/]: {plural(len(results), 'trace')} judged, "
         f"{len(results) - len(fails) - len(unknown)} passed, {len(fails)} failed, "
         f"{len(unknown)} unknown"
     )

@@ -50,6 +50,7 @@ __all__ = ["DOC", "PICTURES", "TEETH_BEGIN", "TEETH_END", "build", "main"]
 
 DOC = "docs/proofs.md"
 PICTURES = "docs/proofs"
+RL = ".venv/bin/redletter"  #: how every command the page prints starts (works from a fresh clone)
 TEETH_BEGIN = (
     "<!-- teeth-matrix:begin (the manifest's teeth matrix; make check-teeth verifies it) -->"
 )
@@ -230,8 +231,9 @@ def _seed(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
         "(proofs/seed-example.svg)",
         "",
         "```sh",
-        "redletter diagram MCSeed --seed-example -o docs/proofs/seed-example.svg",
-        "redletter explain MCSeed --seed-example -o seed.html   # step through it in a browser",
+        ".venv/bin/redletter diagram MCSeed --seed-example -o docs/proofs/seed-example.svg",
+        ".venv/bin/redletter explain MCSeed --seed-example -o seed.html"
+        "   # step through it in a browser",
         "```",
         "",
         "### The run",
@@ -271,7 +273,7 @@ def _seed(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
         *_rules_list(0),
         "",
         "Executed along the run (`shadow_walk` in `python_model/lemmas/shadow.py`, the same",
-        "code `redletter lemmas` runs); red letters are written R1:",
+        "code `.venv/bin/redletter lemmas` runs); red letters are written R1:",
         "",
         *_walk_table(pr, w0),
         "",
@@ -352,8 +354,8 @@ def _must_fail(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
             f"![{row.model}: the counterexample]({Path(PICTURES).name}/{row.model}.svg)",
             "",
             "```sh",
-            f"redletter diagram {row.model} --counterexample -o docs/proofs/{row.model}.svg",
-            f"redletter explain {row.model} --counterexample -o {row.model}.html",
+            f"{RL} diagram {row.model} --counterexample -o docs/proofs/{row.model}.svg",
+            f"{RL} explain {row.model} --counterexample -o {row.model}.html",
             "```",
             "",
             *_steps_table(cfg, steps),
@@ -405,7 +407,7 @@ def _invariants_table() -> list[str]:
         "",
         "`Lemma0` checks one witness, the white machines' own actions replayed from S0, which",
         "is stronger than EWD's “reachable”: it can fail where the snapshot state is still",
-        "reachable another way (`redletter lemmas` counts such pairs by searching the",
+        "reachable another way (`.venv/bin/redletter lemmas` counts such pairs by searching the",
         "application's state graph).",
         "",
     ]
@@ -451,9 +453,9 @@ def build(root: Path) -> dict[str, str]:
         "Chandy, Lamport and Misra with two lemmas, each by a *shadow network* that runs beside",
         "reality.  This page executes both, step by step, on the worked example of",
         "`seeds/001`, and shows what each model that must fail breaks.  Every table and picture",
-        "is computed by the kit; `redletter explain` shows the same in an interactive page",
-        "(keyboard, slider, a permalink per step), and `redletter lemmas MODEL` runs the same",
-        "shadow networks on every reachable state of a model.",
+        "is computed by the kit; `.venv/bin/redletter explain` shows the same in an interactive",
+        "page (keyboard, slider, a permalink per step), and `.venv/bin/redletter lemmas MODEL`",
+        "runs the same shadow networks on every reachable state of a model.",
         "",
         "Notation: machines and buffers are *white* or *red*; a red letter (the marker) of",
         "snapshot 1 is written R1; `P2→P1` is the buffer from P2 to P1; a step number *n* is",

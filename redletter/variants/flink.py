@@ -16,6 +16,7 @@ the page with ``RL-INPUT-FLINK`` naming the field.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,8 +85,8 @@ class FlinkMode:
 
 def _bad(path: Path, what: str) -> InputError:
     return InputError(
-        f"malformed Flink results ({what}); the file is what `redletter flink run"
-        " --publish` writes: publish the modes again with `make flink-results`",
+        f"malformed Flink results ({what}); the file is what `.venv/bin/redletter flink run"
+        " --publish` writes: publish the modes again with `make flink-results PUBLISH=1`",
         path=str(path),
         code="RL-INPUT-FLINK",
     )
@@ -117,7 +118,8 @@ def _mode(label: str, d: Mapping[str, Any]) -> FlinkMode:
         mode=str(d["mode"]),
         guarantee=str(d["guarantee"]),
         verdict=str(d["verdict"]),
-        command=str(d["command"]),
+        # Recorded before commands were printed in the venv's form: printed as they run.
+        command=re.sub(r"^redletter ", ".venv/bin/redletter ", str(d["command"])),
         measured=str(d["measured"]),
         engine=f"{engine['name']}, PyFlink {engine['pyflink']}, Java {engine['java']}",
         job=dict(d["job"]),
@@ -289,7 +291,7 @@ def flink_section(modes: Sequence[FlinkMode] | None) -> list[str]:
     if modes is None:
         return [
             f"Not measured yet: `{FLINK_RESULTS}` is absent; `make flink` then"
-            " `make flink-results` run the experiment and publish it.",
+            " `make flink-results PUBLISH=1` run the experiment and publish it.",
             "",
         ]
     if not modes:
@@ -297,7 +299,7 @@ def flink_section(modes: Sequence[FlinkMode] | None) -> list[str]:
     first = modes[0]
     job = first.job
     out = [
-        "The seeds' claims tested on the real engine (`redletter flink run`,"
+        "The seeds' claims tested on the real engine (`.venv/bin/redletter flink run`,"
         " `conformance/adapters/flink/`): a deterministic keyed count"
         f" ({job.get('records')} records over {job.get('keys')} keys, parallelism"
         f" {job.get('parallelism')}, an operator with several inputs after a shuffle,"

@@ -129,7 +129,7 @@ class Measurements:
 def _fail(model: str, what: str, result: TlcResult | None = None) -> SpecError:
     where = f" (TLC's output: {result.log_path})" if result and result.log_path else ""
     return SpecError(
-        f"measuring {model}: {what}{where}; run `redletter check --model {model}` and fix"
+        f"measuring {model}: {what}{where}; run `.venv/bin/redletter check --model {model}` and fix"
         " the spec or its row in spec/manifest.json before measuring again.",
         code="RL-VARIANTS-MEASURE",
     )
@@ -304,7 +304,7 @@ def _row(manifest: Manifest, rows: Mapping[str, ModelEntry], model: str) -> Mode
     if model not in rows:
         raise InputError(
             f"the comparison page measures {model}, which has no row in the manifest; add"
-            " one (see 'How to add a model' in README.md).",
+            " one (see 'How to add a model' in docs/checking.md).",
             code="RL-INPUT-MANIFEST",
             path=str(manifest.path),
         )
@@ -377,7 +377,7 @@ def measurements_to_json(m: Measurements) -> dict[str, Any]:
 def _bad(path: Path, what: str) -> InputError:
     return InputError(
         f"{what}; it holds the measurements docs/variants.md is made from: measure them"
-        " again with `redletter variants measure`.",
+        " again with `.venv/bin/redletter variants measure`.",
         code="RL-INPUT-VARIANTS",
         path=str(path),
     )

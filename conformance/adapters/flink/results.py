@@ -296,7 +296,8 @@ def read_meta(path: Path) -> Meta:
         ) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(
-            f"not the results.json of `redletter flink run` ({type(exc).__name__}: {exc})",
+            "not the results.json of `.venv/bin/redletter flink run`"
+            f" ({type(exc).__name__}: {exc})",
             code="RL-INPUT-FLINK",
             path=str(path),
         ) from None

@@ -15,7 +15,7 @@ logs validate against that model::
 
     python -m redletter.conformance.adapters.instrument.examples.tcp \\
         --model MCConcurrent --out /tmp/tcp-logs --seed 1
-    redletter conform validate MCConcurrent /tmp/tcp-logs/*.ndjson
+    .venv/bin/redletter conform validate MCConcurrent /tmp/tcp-logs/*.ndjson
 
 Every node runs in the kit's sandbox (:mod:`redletter.conformance.sandbox`), the
 nodes of one run sharing one loopback network (their TCP links) and one cgroup,
@@ -34,7 +34,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
+import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -42,14 +44,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import redletter.errors
 from redletter.conformance.adapters.instrument.examples.tcp.node import BUGS
-from redletter.conformance.process import NodeCrashed, NodeTimeout
+from redletter.conformance.process import NodeCrashed, NodeError, NodeTimeout
 from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
-from redletter.errors import InputError
+from redletter.errors import InputError, RedletterError, advice, escape_terminal
 
 __all__ = ["BUGS", "Run", "Shape", "launch", "shape_of_model"]
 
 NODE_MODULE = "redletter.conformance.adapters.instrument.examples.tcp.node"
+#: The directory the running kit's package ``redletter`` is imported from.
+KIT_ROOT = str(Path(redletter.errors.__file__).absolute().parent.parent)
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,14 @@ async def _launch(
             log = Path(str(config["log"]))
             launch = sandbox.launch(
                 [python, "-m", NODE_MODULE, json.dumps(config)],
-                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"},
+                env={
+                    "PATH": "/usr/bin:/bin",
+                    "LANG": "C.UTF-8",
+                    "PYTHONUNBUFFERED": "1",
+                    # The node imports the kit the launcher runs (the sandbox shows it),
+                    # whatever the interpreter's own site-packages would pick.
+                    "PYTHONPATH": KIT_ROOT,
+                },
                 writable=[log],
                 home=True,
             )
@@ -197,8 +209,8 @@ async def _launch(
                 launch.abandon()
                 raise
             sandbox.adopt(proc.pid)
+            procs[p] = _Proc(p, proc)  # killed and reaped below if it does not start
             await asyncio.get_running_loop().run_in_executor(None, launch.started)
-            procs[p] = _Proc(p, proc)
             helpers += [
                 asyncio.create_task(procs[p].read()),
                 asyncio.create_task(procs[p].drain_stderr()),
@@ -258,7 +270,12 @@ def launch(
     python: str | None = None,
     policy: SandboxPolicy | None = None,
 ) -> Run:
-    """Run the TCP token app in the shape ``shape`` (see the module docstring)."""
+    """Run the TCP token app in the shape ``shape`` (see the module docstring).
+
+    A relative ``out`` is the caller's: it is resolved against the current
+    directory here, before the nodes start in the sandbox (whose working directory
+    is its own), so each node is told the absolute path of its log."""
+    out = Path(out).absolute()
     if bug is not None and bug not in BUGS:
         raise InputError(f"unknown bug {bug!r} (one of {', '.join(BUGS)})", code="RL-INPUT-USAGE")
     pol = replace(policy if policy is not None else SandboxPolicy(), network="loopback")
@@ -273,7 +290,7 @@ def launch(
                     steps=steps,
                     bug=bug,
                     shared=shared,
-                    python=shutil.which(python or sys.executable) or str(python),
+                    python=_real_dir(shutil.which(python or sys.executable) or str(python)),
                     sandbox=sandbox,
                 ),
                 timeout,
@@ -286,6 +303,14 @@ def launch(
 
     with Sandbox(pol, name="tcp") as sandbox:
         return asyncio.run(bounded(sandbox))
+
+
+def _real_dir(program: str) -> str:
+    """``program`` with the symlinks of its directory resolved and its name kept: the
+    sandbox shows a node real paths only (a ``.venv`` that links elsewhere), and a
+    venv's ``python`` must keep its name to start in its venv."""
+    full = os.path.abspath(program)
+    return os.path.join(os.path.realpath(os.path.dirname(full)), os.path.basename(full))
 
 
 def run_main(argv: Sequence[str] | None = None) -> int:
@@ -308,18 +333,40 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--shared-log", action="store_true", help="every node appends to one file")
     ap.add_argument("--timeout", type=float, default=20.0)
     args = ap.parse_args(argv)
-    shape = shape_of_model(args.model, find_project().spec_dir)
-    run = launch(
-        shape,
-        args.out,
-        seed=args.seed,
-        steps=args.steps,
-        bug=args.bug,
-        shared=args.shared_log,
-        timeout=args.timeout,
-    )
+    out = Path(args.out)
+    try:
+        shape = shape_of_model(args.model, find_project().spec_dir)
+        run = launch(
+            shape,
+            out,
+            seed=args.seed,
+            steps=args.steps,
+            bug=args.bug,
+            shared=args.shared_log,
+            timeout=args.timeout,
+        )
+    except RedletterError as exc:
+        sys.stderr.write(_error_lines(exc))
+        return int(exc.exit_code)
+    # The logs as the caller named them: relative to their directory when they were.
+    shown = [_as_given(p, out) for p in run.logs]
     sys.stdout.write(
-        f"seed {run.seed}: {len(run.logs)} log(s) in {args.out}; validate them with\n"
-        f"  redletter conform validate {args.model} {' '.join(str(p) for p in run.logs)}\n"
+        f"seed {run.seed}: {len(run.logs)} log(s) in {out}; validate them with\n"
+        f"  .venv/bin/redletter conform validate {args.model} {' '.join(shown)}\n"
     )
     return 0
+
+
+def _as_given(log: Path, out: Path) -> str:
+    """``log`` (absolute, inside ``out``) written as the caller wrote ``out``."""
+    return shlex.quote(str(out / log.name) if not out.is_absolute() else str(log))
+
+
+def _error_lines(exc: RedletterError) -> str:
+    """``error[CODE]: message``, the node's last stderr lines, and the help line."""
+    lines = [f"error[{exc.code}]: {escape_terminal(exc.message)}"]
+    if isinstance(exc, NodeError) and exc.stderr_tail:
+        lines.append(f"last lines of node {exc.node}'s stderr:")
+        lines += [f"  {escape_terminal(t)}" for t in exc.stderr_tail]
+    lines.append(f"help: {advice(exc.code)}")
+    return "\n".join(lines) + "\n"
