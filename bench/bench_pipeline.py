@@ -121,13 +121,20 @@ def _one(argv: list[str]) -> None:
         cap = int(argv[5]) * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         from redletter.python_model.config import load_model
-        from redletter.python_model.explore import explore
+        from redletter.python_model.explore import ExploreProgress, explore
+
+        reached = [0]
+
+        def progress(p: ExploreProgress) -> None:
+            reached[0] = p.distinct
 
         try:
-            n = explore(load_model(model, ROOT / "spec")).distinct
+            n = explore(load_model(model, ROOT / "spec"), on_progress=progress).distinct
             error = ""
-        except MemoryError:
-            n, error = -1, "MemoryError"
+        # an allocation refused under RLIMIT_AS surfaces as MemoryError, or as a
+        # SystemError from a C function whose allocation failed
+        except (MemoryError, SystemError) as e:
+            n, error = reached[0], f"{type(e).__name__} after {reached[0]:,} states"
         t = time.perf_counter() - t0
         print(json.dumps({"startup": 0.0, "seconds": t, "states": n, "error": error}))
         return

@@ -68,7 +68,7 @@ def test_a_crashed_chat_is_unknown(tmp_path: Path) -> None:
          "--out", str(tmp_path), "--crash", "bob:30"],
         cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
-    assert done.returncode == 70, done.stderr
+    assert done.returncode == 70, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
     v = validate_run_files([tmp_path / f"{n}.ndjson" for n in ("alice", "bob", "carol")])
     assert v.verdict == "unknown", v.explanation()
     assert any("bob's log ends without its end event" in n for n in v.notes)

@@ -408,6 +408,25 @@ def test_a_crashed_run_is_unknown_never_pass(tmp_path: Path) -> None:
     ]
 
 
+def test_a_crash_before_the_red_letter_arrives_is_unknown_not_a_missing_record(
+    tmp_path: Path,
+) -> None:
+    # bo records its state, takes ann's "m" while ann -> bo is white, and dies before
+    # ann's red letter arrives: a program may write a channel's stream when the red
+    # letter comes, so the missing record_message proves nothing (the chat example
+    # under load found this: its crashed runs were judged fail)
+    b = _recording_bo([])
+    v = validate_run_files(
+        [_write(tmp_path, "ann", ANN_SENDS_M, end=False), _write(tmp_path, "bo", b, end=False)]
+    )
+    assert v.verdict == "unknown", v.explanation()
+    assert "missing-record" not in [d.kind for d in v.divergences]
+    # the same run ended cleanly: the red letter that never arrives is the finding
+    v = _judge(tmp_path, ANN_SENDS_M, b)
+    assert v.verdict == "fail"
+    assert [d.kind for d in v.divergences] == ["liveness-open-channel"]
+
+
 def test_a_log_cut_mid_line_is_unknown(tmp_path: Path) -> None:
     b = _recording_bo([rmsg(1, "ann", "bo", "m")])
     path = _write(tmp_path, "bo", b, end=False)
