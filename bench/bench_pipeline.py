@@ -23,7 +23,7 @@ on Spark ``local[1]`` and on ``local[2]``, each in its own process; the gradeboo
 must be the same, and the speed-up ``local[2]`` over ``local[1]`` is printed.  With
 ``--campaign N`` the campaign also runs on ``local[1]`` for its own speed-up.
 
-With ``--big MODEL`` (a model of the large suite, e.g. ``MCTokenHuge``): the run a
+With ``--big MODEL`` (a model of the manifest larger than ``--cap-mb`` holds): the run a
 single process cannot do.  python_model's explorer with its address space capped at
 ``--cap-mb`` (default 1024: ``RLIMIT_AS``, as ``ulimit -v``) must fail with
 ``MemoryError``; then the Spark BFS on ``local[2]`` with a 1 GiB driver (the JVM's
@@ -31,7 +31,7 @@ heap) and every Python worker capped at the same ``--cap-mb`` explores it to the
 ``--big-partitions`` partitions (default 16), checking the cfg's invariants and
 writing only the BFS parents; its counts must equal the manifest's.
 
-    python bench/bench_pipeline.py --big MCTokenHuge
+    python bench/bench_pipeline.py --big MCTokenComplete3Large --cap-mb 256
 
 With ``--synthetic-mb N``: writes a synthetic DOT of about N MB in TLC 2.15's format
 (``bench/bench_dot.py``'s generator) and ingests it with ``--driver-memory``

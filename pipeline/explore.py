@@ -559,7 +559,7 @@ def explore_spark(
     ``check``: evaluate the cfg's invariants and action properties and stop after the
     level where the first violation is found (``False``: explore everything, e.g. the
     graph of a must-fail model for the lemma checks).  ``max_depth`` bounds the levels;
-    ``partitions`` defaults to twice the default parallelism.  Levels whose frontier
+    ``partitions`` defaults to two a core.  Levels whose frontier
     has fewer than ``driver_frontier`` states run on the driver while it has seen at
     most ``driver_visited`` states (``0``: every level on Spark).
     """
@@ -761,7 +761,7 @@ def _spark_levels(
 
 def _cores(master: str, default: int) -> int:
     """The cores of a ``local[N]`` master (``local[*]``: the machine's), else Spark's
-    default parallelism: two partitions a core keep both busy when tasks differ."""
+    default parallelism."""
     import os
     import re
 
