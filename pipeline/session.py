@@ -76,7 +76,7 @@ def get_session(config: SparkConfig | None = None, *, quiet: bool = True) -> Spa
     """
     global _session
     if _session is not None:
-        return _session  # type: ignore[no-any-return]
+        return _session  # type: ignore[no-any-return, unused-ignore]
     cfg = config or SparkConfig.from_env()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Python workers must run this interpreter (the venv with pyarrow and the kit).
