@@ -378,7 +378,7 @@ def test_a_node_cannot_forge_a_verdict_line(
     assert code == 1
     lines = (out + err).splitlines()
     assert [ln for ln in lines if ln.lstrip().startswith("PASS")] == []
-    assert lines[0].startswith("judging 1 traces against")
+    assert lines[0].startswith("judging 1 trace against")
     assert lines[1].startswith("FAIL: 1 trace judged, 0 passed, 1 failed, 0 unknown")
     assert (
         "answered init (msg_id 1) with error internal: boom\\nPASS: 42 of 42 traces"

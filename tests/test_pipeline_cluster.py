@@ -41,7 +41,7 @@ def test_spark_submit_to_a_standalone_cluster_gives_local_modes_results(tmp_path
         if find_go() is not None:  # a class graded on the cluster: the gradebook of --local
             cls = tmp_path / "class"
             cls.mkdir()
-            for name, entry in (("ada", "servers/base"), ("cy", "nodes/shared-recording")):
+            for name, entry in (("ada", "servers/base"), ("ed", "servers/build-error")):
                 materialize(entry, tmp_path / "gallery").rename(cls / name)
             args = ["--scenarios", "2", "--seeds", "1", "--no-shrink"]
             graded = subprocess.run(
@@ -75,4 +75,6 @@ def test_spark_submit_to_a_standalone_cluster_gives_local_modes_results(tmp_path
         with (tmp_path / out / "gradebook.csv").open() as f:
             books.append([{k: r[k] for k in keys} for r in csv.DictReader(f)])
     assert books[0] == books[1]
-    assert [r["verdict"] for r in books[0]] == ["pass", "fail"]
+    # a pass whose run counts must agree, and a build failure (two scenarios are too few
+    # for a buggy package's bug to show for sure: shared-recording passed them in CI)
+    assert [r["verdict"] for r in books[0]] == ["pass", "build"]
