@@ -94,6 +94,20 @@ def read_logs_tolerant(paths: Sequence[Path]) -> tuple[list[list[LogEvent]], lis
     return logs, reasons
 
 
+def require_events(logs: Sequence[Sequence[LogEvent]], paths: Sequence[Path]) -> None:
+    """``RL-INPUT-LOG`` when no log of ``paths`` holds an event: nothing to judge."""
+    if any(logs):
+        return
+    shown = ", ".join(str(p) for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
+    raise InputError(
+        f"no event in {shown}: an empty log proves nothing (is the implementation's"
+        " logger writing to this file?)",
+        code="RL-INPUT-LOG",
+        path=str(paths[0]) if paths else None,
+        line=1,
+    )
+
+
 def _cut_line(data: bytes) -> int | None:
     """The number of the last line when the log does not end with a newline."""
     if not data or data.endswith(b"\n"):

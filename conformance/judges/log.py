@@ -31,7 +31,7 @@ from typing import TypeAlias, cast
 
 from redletter.conformance import protocol as p
 from redletter.conformance.eventlog import ACTIONS, LogEvent, SnapshotId, merge_logs, show
-from redletter.conformance.logcheck import check_logs, read_logs
+from redletter.conformance.logcheck import check_logs, read_logs, require_events
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
 from redletter.python_model.actions import ActionDisabled, init_states, step
@@ -657,14 +657,6 @@ def validate_files(cfg: ModelConfig, paths: Sequence[Path]) -> Validation:
     vector clocks agree (:mod:`redletter.conformance.logcheck`: a damaged log is an
     input error naming file and line, never a verdict), merge and validate."""
     logs = read_logs(paths)
-    if not any(logs):
-        shown = ", ".join(str(p) for p in paths[:3]) + (", ..." if len(paths) > 3 else "")
-        raise InputError(
-            f"no event in {shown}: an empty log proves nothing (is the implementation's"
-            " logger writing to this file?)",
-            code="RL-INPUT-LOG",
-            path=str(paths[0]) if paths else None,
-            line=1,
-        )
+    require_events(logs, paths)
     check_logs(logs)
     return validate(cfg, merge_logs(logs))

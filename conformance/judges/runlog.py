@@ -51,7 +51,7 @@ from typing import Final, TypeAlias
 from redletter.conformance import protocol as p
 from redletter.conformance.eventlog import LogEvent, SnapshotId, show
 from redletter.conformance.judges.log import SnapshotCheck, Validation
-from redletter.conformance.logcheck import check_logs, read_logs_tolerant
+from redletter.conformance.logcheck import check_logs, read_logs_tolerant, require_events
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
 
@@ -1163,15 +1163,7 @@ def validate_run_files(
     """Read one log per process (or one holding them all) and judge the run they
     record; an empty log or a cut last line makes a snapshot it leaves open unknown."""
     logs, unclean = read_logs_tolerant(paths)
-    if not any(logs):
-        shown = ", ".join(str(x) for x in paths[:3]) + (", ..." if len(paths) > 3 else "")
-        raise InputError(
-            f"no event in {shown}: an empty log proves nothing (is the implementation's"
-            " logger writing to this file?)",
-            code="RL-INPUT-LOG",
-            path=str(paths[0]) if paths else None,
-            line=1,
-        )
+    require_events(logs, paths)
     return validate_run(
         [x for x in logs if x], unclean=unclean, whole_run=whole_run, invariant=invariant
     )
