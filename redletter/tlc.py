@@ -75,6 +75,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -451,14 +452,19 @@ def run_sany(module_file: Path, *, jar: Path, java: str = "java", timeout: float
     instantiates from its directory) parses and passes semantic analysis.
     """
     spec_dir = module_file.parent
-    proc = subprocess.run(
-        [java, "-cp", str(jar.resolve()), "tla2sany.SANY", module_file.name],
-        cwd=spec_dir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    # SANY, like TLC, writes the standard modules it parses (Naturals.tla, ...) to
+    # java.io.tmpdir; SANY processes sharing /tmp can read a module another one is
+    # rewriting and die with a NullPointerException, so each run gets its own.
+    with tempfile.TemporaryDirectory(prefix="redletter-sany-") as tmpdir:
+        proc = subprocess.run(
+            [java, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar.resolve()), "tla2sany.SANY",
+             module_file.name],
+            cwd=spec_dir,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )  # fmt: skip
     output = proc.stdout + proc.stderr
     problem = sany_error(output, proc.returncode, spec_dir=spec_dir, module_file=module_file)
     if problem is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from redletter.tlc import (
     ToolOutputParser,
     parse_progress,
     parse_tool_output,
+    run_sany,
     tlc_command,
 )
 
@@ -167,3 +169,22 @@ def test_command_line(tmp_path: Path) -> None:
         "MCToy.cfg",
         "MCToy.tla",
     ]
+
+
+def test_sany_runs_with_a_private_tmpdir(tmp_path: Path) -> None:
+    """SANY writes the standard modules it parses to java.io.tmpdir; two runs sharing
+    /tmp once raced in CI (``/tmp/Naturals.tla`` read while rewritten, a
+    NullPointerException), so each run must get a directory of its own."""
+    record = tmp_path / "args"
+    java = tmp_path / "java"
+    java.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\necho "Semantic processing"\n')
+    java.chmod(0o755)
+    spec = tmp_path / "Toy.tla"
+    spec.write_text("---- MODULE Toy ----\n====\n")
+    run_sany(spec, jar=tmp_path / "tla2tools.jar", java=str(java))
+    args = record.read_text().splitlines()
+    tmpdirs = [a for a in args if a.startswith("-Djava.io.tmpdir=")]
+    assert len(tmpdirs) == 1, args
+    private = Path(tmpdirs[0].split("=", 1)[1])
+    assert private.name.startswith("redletter-sany-") and private != Path(tempfile.gettempdir())
+    assert not private.exists()  # removed after the run
