@@ -9,10 +9,12 @@ peak memory (resident set of the whole process tree: Python driver, JVM, Python
 workers) are measured apart: single-process (pyarrow + sets), Spark ``local[1]``,
 Spark ``local[2]``.  Spark's start-up is reported separately from the job.
 
-With ``--campaign N``: writes N MCToken2 edge-tour traces and runs the same campaign
-(reference node, in process) single-process (a loop over the runner) and on Spark
-``local[2]``.  With ``--bfs MODEL``: the distributed BFS on ``local[1]`` and
-``local[2]`` against python_model's single-process explorer, and the speed-up.
+With ``--campaign N``: writes N edge-tour traces of ``--campaign-model`` (default
+MCToken2) and runs the same campaign (reference node, in process) single-process (a
+loop over the runner; then two such loops at once, no Spark: this machine's own
+ceiling for two cores) and on Spark ``local[1]`` and ``local[2]``.  With ``--bfs
+MODEL``: the distributed BFS on ``local[1]`` and ``local[2]`` against python_model's
+single-process explorer, and the speed-up.
 
     python bench/bench_pipeline.py --campaign 300 --bfs MCToken2
 
@@ -20,8 +22,8 @@ With ``--grade N``: a class of N submissions (the gallery's packages of both
 dialects, correct and buggy, and copies of them made distinct by a comment) graded
 on the same campaign (``--grade-scenarios`` x 2 seeds) with ``--local`` (no JVM),
 on Spark ``local[1]`` and on ``local[2]``, each in its own process; the gradebooks
-must be the same, and the speed-up ``local[2]`` over ``local[1]`` is printed.  With
-``--campaign N`` the campaign also runs on ``local[1]`` for its own speed-up.
+must be the same, and the speed-up ``local[2]`` over ``local[1]`` is printed (the
+campaign's too).
 
 With ``--big MODEL`` (a model of the manifest larger than ``--cap-mb`` holds): the run a
 single process cannot do.  python_model's explorer with its address space capped at
@@ -31,7 +33,7 @@ heap) and every Python worker capped at the same ``--cap-mb`` explores it to the
 ``--big-partitions`` partitions (default 16), checking the cfg's invariants and
 writing only the BFS parents; its counts must equal the manifest's.
 
-    python bench/bench_pipeline.py --big MCTokenComplete3Large --cap-mb 256
+    python bench/bench_pipeline.py --big MCTokenComplete3Huge
 
 With ``--synthetic-mb N``: writes a synthetic DOT of about N MB in TLC 2.15's format
 (``bench/bench_dot.py``'s generator) and ingests it with ``--driver-memory``
@@ -55,8 +57,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _tree_rss_kb(root: int) -> int:
-    """Resident memory (kB) of ``root`` and all its descendants, from /proc."""
+def _tree_rss_kb(root: int) -> tuple[int, int]:
+    """Resident memory (kB) of ``root`` and all its descendants, from /proc: the sum,
+    and the largest single process's."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -70,28 +73,44 @@ def _tree_rss_kb(root: int) -> int:
         pid = int(entry)
         parents[pid] = int(fields.get("PPid", "0").strip())
         rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
-    total, todo = 0, [root]
+    total, largest, todo = 0, 0, [root]
     while todo:
         pid = todo.pop()
         total += rss.get(pid, 0)
+        largest = max(largest, rss.get(pid, 0))
         todo += [c for c, p in parents.items() if p == pid]
-    return total
+    return total, largest
 
 
-def _measure(args: list[str]) -> dict[str, Any]:
-    """Run ``bench_pipeline.py --one ...`` in a child; its JSON plus peak tree RSS."""
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--one", *args], stdout=subprocess.PIPE, cwd=ROOT
-    )
-    peak = 0
-    while proc.poll() is None:
-        peak = max(peak, _tree_rss_kb(proc.pid))
+def _measure(args: list[str], copies: int = 1) -> dict[str, Any]:
+    """Run ``bench_pipeline.py --one ...`` in a child; its JSON plus peak tree RSS.
+    With ``copies`` > 1, that many identical children at once: ``seconds`` is the
+    slowest one's, ``states`` the sum (the machine's own ceiling for parallel work)."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--one", *args], stdout=subprocess.PIPE, cwd=ROOT
+        )
+        for _ in range(copies)
+    ]
+    peak = largest = 0
+    while any(p.poll() is None for p in procs):
+        sizes = [_tree_rss_kb(p.pid) for p in procs]
+        peak = max(peak, sum(t for t, _ in sizes))
+        largest = max(largest, *(one for _, one in sizes))
         time.sleep(0.1)
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    if proc.returncode != 0:
-        raise SystemExit(f"child {args} failed with exit {proc.returncode}")
-    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    results: list[dict[str, Any]] = []
+    for proc in procs:
+        out = proc.stdout.read().decode() if proc.stdout else ""
+        if proc.returncode != 0:
+            raise SystemExit(f"child {args} failed with exit {proc.returncode}")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    result = results[0]
+    if copies > 1:
+        result["each"] = [r["seconds"] for r in results]
+        result["seconds"] = max(result["each"])
+        result["states"] = sum(r["states"] for r in results)
     result["peak_mb"] = peak / 1024
+    result["largest_mb"] = largest / 1024
     return result
 
 
@@ -276,7 +295,10 @@ def main() -> None:
     ap.add_argument("--synthetic-mb", type=int, default=0, help="synthetic DOT size (MB)")
     ap.add_argument("--driver-memory", default="512m", help="driver memory for the ingest")
     ap.add_argument("--keep", type=Path, help="directory to keep the graphs in")
-    ap.add_argument("--campaign", type=int, default=0, help="MCToken2 traces for the campaign")
+    ap.add_argument("--campaign", type=int, default=0, help="traces for the campaign")
+    ap.add_argument(
+        "--campaign-model", default="MCToken2", help="the model whose edge tours the campaign runs"
+    )
     ap.add_argument("--bfs", default="", help="model for the distributed BFS (e.g. MCToken2)")
     ap.add_argument("--grade", type=int, default=0, help="submissions in the class to grade")
     ap.add_argument("--grade-scenarios", type=int, default=10, help="scenarios of the class")
@@ -306,10 +328,14 @@ def main() -> None:
         from redletter.conformance.traces import generate, write_traces
 
         tdir = work / "traces"
-        write_traces(tdir, generate("MCToken2", ROOT / "spec", goals=False)[: a.campaign])
-        rows.append(
-            ("campaign single-process", _measure(["campaign-local", str(tdir), "-", "-", "-"]))
-        )
+        tours = generate(a.campaign_model, ROOT / "spec", goals=False)[: a.campaign]
+        write_traces(tdir, tours)
+        print(f"campaign: {len(tours):,} edge tours of {a.campaign_model}, the reference node")
+        alone = ["campaign-local", str(tdir), "-", "-", "-"]
+        rows.append(("campaign single-process", _measure(alone)))
+        # The same loop twice at once, no Spark: what two cores of this machine give
+        # two processes, the ceiling of any local[2] over local[1].
+        rows.append(("campaign single-process, 2 at once", _measure(alone, copies=2)))
         for master in ("local[1]", "local[2]"):
             rows.append(
                 (
@@ -415,6 +441,15 @@ def main() -> None:
     if len(spark_rows) == 2:
         one, two = (spark_rows[f"crosscheck spark local[{k}]"]["seconds"] for k in (1, 2))
         print(f"speed-up local[2] over local[1]: {one / two:.2f}x")
+    pair = {n: r for n, r in rows if n.startswith("campaign single-process")}
+    if len(pair) == 2:
+        one = pair["campaign single-process"]["seconds"]
+        both = pair["campaign single-process, 2 at once"]
+        print(
+            f"this machine's ceiling: one campaign loop alone {one:.2f} s; two at once"
+            f" {' and '.join(format(s, '.2f') for s in both['each'])} s: 2 cores give"
+            f" {2 * one / both['seconds']:.2f}x one core's work, without Spark"
+        )
     for what in ("campaign", "grade"):
         pair = {n: r for n, r in rows if n.startswith(f"{what} spark")}
         if len(pair) == 2:
@@ -457,7 +492,8 @@ def main() -> None:
         print(
             f"{a.big}: Spark (driver 1g, Python workers {a.cap_mb} MiB) distinct/total/depth"
             f" {spark_row['counts']} in {spark_row['seconds']:.0f} s, peak RSS of the tree"
-            f" {spark_row['peak_mb']:,.0f} MB; the manifest's {want}:"
+            f" {spark_row['peak_mb']:,.0f} MB, of its largest process"
+            f" {spark_row['largest_mb']:,.0f} MB; the manifest's {want}:"
             f" {'equal' if want == spark_row['counts'] else 'DIFFERENT'}"
         )
     print(f"graphs in {work}")

@@ -153,3 +153,29 @@ def test_two_states_under_one_fingerprint_stop_the_dedupe() -> None:
     visited, rows = _dedupe_rows(array("q", [5]).tobytes(), [{5: (a, 1), 7: (a, 3)}, {7: (a, 2)}])
     assert rows == [(7, a, 2)]  # 5 was visited; 7 keeps its smallest parent
     assert array("q", visited).tolist() == [5, 7]
+
+
+@pytest.mark.slow
+@pytest.mark.long
+@pytest.mark.timeout(7200)
+def test_a_model_too_big_for_one_capped_process_runs_on_bounded_spark(tmp_path: Path) -> None:
+    """docs/spark.md's run: MCTokenComplete3Huge (about 7 million states) to the end on
+    Spark with a 1 GiB driver and Python workers capped at 1 GiB each, with the
+    manifest's counts.  Through the bench's own child, so the figures it prints are
+    those of this code path."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_pipeline.py"), "--one",
+         "explore-spark-capped", "-", "MCTokenComplete3Huge", "local[2]", "1g",
+         str(tmp_path / "big"), "1024", "16"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    row = MANIFEST["MCTokenComplete3Huge"]
+    assert row.suite == "large" and row.distinct >= 5_000_000
+    assert got["counts"] == [row.distinct, row.total, row.depth]
+    assert got["violation"] is None
