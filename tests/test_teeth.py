@@ -510,10 +510,22 @@ def test_cli_teeth_check_unknown_model() -> None:
 
 
 def test_cli_teeth_bugs_lists_the_registry() -> None:
-    result = CliRunner().invoke(cli_app, ["teeth", "bugs"], env={"COLUMNS": "200"})
+    # no COLUMNS: off a terminal the table is printed wide whatever the environment
+    # (in CI it was once squeezed into 80 columns, folding the names)
+    result = CliRunner().invoke(cli_app, ["teeth", "bugs"])
     assert result.exit_code == 0
     for b in bugs.BUGS.values():
         assert b.name in result.output
+
+
+def test_a_wide_table_leaves_the_shared_console_as_it_was() -> None:
+    from redletter.cli import ui
+
+    before = ui.console.width
+    result = CliRunner().invoke(cli_app, ["teeth", "bugs"])
+    assert result.exit_code == 0
+    assert max(len(line) for line in result.output.splitlines()) > 80
+    assert ui.console.width == before
 
 
 # --------------------------------------------------------------------------- z3's side

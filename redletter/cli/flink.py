@@ -68,9 +68,7 @@ def _run_line(r: RunJudgement) -> str:
 def _show(mj: ModeJudgement) -> None:
     from rich.table import Table
 
-    console = ui.console
-    if not console.is_terminal:
-        console.width = 200
+    console = ui.wide(200)
     table = Table(title=f"Flink, {mj.mode} checkpoints ({mj.guarantee})", title_justify="left")
     for col in (
         "run", "fails at", "restored from", "checkpoints", "keys exactly once",

@@ -47,6 +47,17 @@ console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
+def wide(width: int) -> Console:
+    """The console to print a wide table on: ``console`` on a terminal; off one (make's
+    log, CI, a pipe), where rich would squeeze the table into 80 columns and fold or
+    drop its cells, a console of at least ``width`` columns on the same output.  The
+    shared console's own width is never changed: a command run earlier in the same
+    process must not decide how the next one prints."""
+    if console.is_terminal:
+        return console
+    return Console(file=console.file, width=max(console.width, width), highlight=False)
+
+
 # --------------------------------------------------------------------------- every command
 
 
@@ -136,10 +147,7 @@ def results_table(rows: Sequence[CheckRow]) -> Table:
 
 def report_check(rows: Sequence[CheckRow]) -> None:
     """Print the table, then every mismatch with expected vs actual and the log."""
-    # Off a terminal (CI logs, pipes) rich would squeeze the table into 80 columns.
-    if not console.is_terminal:
-        console.width = 200
-    console.print(results_table(rows))
+    wide(200).print(results_table(rows))
     bad = [r for r in rows if not r.matches]
     for row in bad:
         result = row.comparison.result
@@ -412,9 +420,8 @@ def pipeline_crosscheck(report: CrosscheckReport, *, full_paths: bool = False) -
 
 def pipeline_campaign(summary: CampaignSummary) -> None:
     """Verdict counts, coverage table and the first failures."""
-    if not console.is_terminal:
-        console.width = 160
-    console.print(
+    out = wide(160)
+    out.print(
         escape_terminal(
             f"campaign {summary.campaign} ({summary.implementation or 'no implementation named'}):"
             f" {summary.traces} traces, {summary.done_before} done before this run,"
@@ -436,21 +443,21 @@ def pipeline_campaign(summary: CampaignSummary) -> None:
     missing = summary.traces - sum(n for _, n in summary.verdicts)
     if missing:
         verdicts.add_row("[yellow]no result yet[/]", str(missing))
-    console.print(verdicts)
+    out.print(verdicts)
     if summary.coverage:
         cov = Table(title="coverage by action", title_justify="left")
         for col in ("action", "traces", "passed"):
             cov.add_column(col, justify="left" if col == "action" else "right")
         for action, n, passed in summary.coverage:
             cov.add_row(action, str(n), str(passed))
-        console.print(cov)
-    console.print(
+        out.print(cov)
+    out.print(
         f"{summary.steps:,} steps, {summary.seconds:.1f} s of runner time"
         + (f", {summary.duplicates} duplicate result(s) dropped" if summary.duplicates else ""),
         markup=False,
     )
     for trace_id, detail in summary.failures:
-        console.print(escape_terminal(f"  {trace_id}: {detail}"), markup=False, soft_wrap=True)
+        out.print(escape_terminal(f"  {trace_id}: {detail}"), markup=False, soft_wrap=True)
 
 
 def grade_summary(summary: GradeSummary) -> None:
@@ -595,10 +602,7 @@ def report_teeth(run: MatrixRun, manifest: Manifest, problems: Sequence[str]) ->
                     mark = f"[bold]{mark}[/]"
                 cells.append(mark)
             table.add_row(m, *cells)
-        if console.is_terminal:
-            console.print(table)
-        else:  # make's log, CI: rich would squeeze 13 columns into 80 and drop the marks
-            Console(file=console.file, width=max(console.width, 140), highlight=False).print(table)
+        wide(140).print(table)  # off a terminal, 13 columns squeezed into 80 drop the marks
     for r in run.mismatches:
         where = f" (full TLC output: {r.log})" if r.log else ""
         console.print(
@@ -650,4 +654,4 @@ def report_bugs() -> None:
         z3_ok, _ = bugs.runs_in(b, "z3")
         node = "derived" if b.node == "derived" else ("hand-written" if b.node else "no")
         table.add_row(b.name, step, ", ".join(b.models) or "-", "yes" if z3_ok else "no", node)
-    console.print(table)
+    wide(160).print(table)
