@@ -23,8 +23,9 @@ the fingerprints as 8-byte integers))``.  A level is **one job** of two stages:
    partition-aware and reads ``q``'s visited set where it is cached.  New
    fingerprints (not visited: :func:`pyarrow.compute.is_in`) become ``q``'s next
    frontier, sorted by fingerprint, the smallest parent kept; they are appended to
-   its visited set.  Two encodings under one fingerprint stop the run
-   (``RL-INTERNAL-FP``).
+   its visited set, and their number is a record of its own (``NEW``), so that
+   counting a level never unpickles it.  Two encodings under one fingerprint stop
+   the run (``RL-INTERNAL-FP``).
 
 The driver collects only counts: per partition, the new states and the expand
 tasks' totals, edges and violations.  It keeps **no per-state map**: the BFS
@@ -188,6 +189,7 @@ _FRONTIER: Final = 0
 _VISITED: Final = 1
 _CANDIDATES: Final = 2
 _STATS: Final = 3
+_NEW: Final = 4  #: a partition's count of new states (so the driver never unpickles them)
 
 Row = tuple[int, tuple[Any, ...], int | None]
 """A frontier state: ``(fingerprint, fields, parent's fingerprint or None)``."""
@@ -245,6 +247,22 @@ def _clash(fp: int, a: tuple[Any, ...], b: tuple[Any, ...]) -> RuntimeError:
     )
 
 
+def _keep(
+    best: dict[int, tuple[tuple[Any, ...], int]], fp: int, key: tuple[Any, ...], parent: int
+) -> None:
+    """Add a candidate to ``best``, in both stages alike: one fingerprint must carry
+    one state (else :func:`_clash`), and the smallest parent is kept, so the BFS
+    parents are the same whatever the order of the tasks."""
+    old = best.get(fp)
+    if old is None:
+        best[fp] = (key, parent)
+    else:
+        if old[0] != key:
+            raise _clash(fp, old[0], key)
+        if parent < old[1]:
+            best[fp] = (old[0], parent)
+
+
 def _expand_rows(args: _LevelArgs, pidx: int, rows: list[Row]) -> _Expanded:
     """Stage 1 for one partition of a level (see the module docstring)."""
     cfg = worker_model(args.ref)
@@ -288,15 +306,7 @@ def _expand_rows(args: _LevelArgs, pidx: int, rows: list[Row]) -> _Expanded:
                 continue
             tfp = state_fingerprint(t)
             mine.add((ACTION_NAMES[action], tfp))
-            tkey = t.key()
-            old = best.get(tfp)
-            if old is None:
-                best[tfp] = (tkey, fp)
-            else:
-                if old[0] != tkey:
-                    raise _clash(tfp, old[0], tkey)
-                if fp < old[1]:  # the smallest parent: the same whatever the task order
-                    best[tfp] = (old[0], fp)
+            _keep(best, tfp, t.key(), fp)
         edges += len(mine)
         if graph:
             for act, tfp in sorted(mine):
@@ -368,15 +378,8 @@ def _dedupe_rows(
 
     best: dict[int, tuple[tuple[Any, ...], int]] = {}
     for batch in batches:
-        for fp, entry in batch.items():
-            old = best.get(fp)
-            if old is None:
-                best[fp] = entry
-            else:
-                if old[0] != entry[0]:
-                    raise _clash(fp, old[0], entry[0])
-                if entry[1] < old[1]:
-                    best[fp] = entry
+        for fp, (key, parent) in batch.items():
+            _keep(best, fp, key, parent)
     if not best:
         return visited, []
     cands = pa.array(list(best), pa.int64())
@@ -436,6 +439,7 @@ def _dedupe_task(level: int) -> Callable[[int, Iterable[Any]], Iterator[tuple[in
         visited, rows = _dedupe_rows(visited, batches)
         yield pidx, (_VISITED, visited)
         yield pidx, (_FRONTIER, pickle.dumps(rows, pickle.HIGHEST_PROTOCOL))
+        yield pidx, (_NEW, len(rows))
         for st in stats:
             yield pidx, (_STATS, st)
 
@@ -448,8 +452,8 @@ def _summary(pidx: int, records: Iterable[Any]) -> Iterator[Any]:
     new = 0
     stats: list[Any] = []
     for _q, (kind, value) in records:
-        if kind == _FRONTIER:
-            new += len(pickle.loads(value))
+        if kind == _NEW:
+            new += value
         elif kind == _STATS:
             stats.append(value)
     yield pidx, new, stats
