@@ -156,15 +156,16 @@ def check_log(
     """Judge event logs (one per process, or one holding them all).
 
     ``model`` None: on the run they record, without a model (EWD 864's rules,
-    Lemma 0 and Lemma 1 on the run's own events, completion; ``whole_run``: the
-    logs hold the whole run even without end events).  A model: replayed in it."""
+    Lemma 0 and Lemma 1 on the run's own events, completion).  A model: replayed
+    in it.  ``whole_run``: the logs hold the whole run even without end events
+    (else what a log without one leaves open or owes at its end is unknown)."""
     paths = [Path(p) for p in logs]
     if model is None:
         from redletter.conformance.judges.runlog import validate_run_files
 
         return validate_run_files(paths, whole_run=whole_run)
     cfg = load_model(model) if isinstance(model, str) else model
-    return validate_files(cfg, paths)
+    return validate_files(cfg, paths, whole_run=whole_run)
 
 
 def check_outcome(

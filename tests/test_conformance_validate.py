@@ -70,7 +70,7 @@ def test_merge_orders_a_receive_after_its_send() -> None:
 def test_reference_logs_of_model_walks_pass(model: str, seed: int) -> None:
     cfg = _cfg(model)
     log = dump_log(drive_and_log(cfg, ReferenceNode, model_walk(cfg, seed)))
-    v = validate(cfg, parse_log(log))
+    v = validate(cfg, parse_log(log), may_be_cut=False)
     # A walk ends where it ends: a snapshot it leaves open makes the log unknown
     # (never a pass), and the reference never diverges.
     assert v.divergence is None and all(s.ok for s in v.snapshots), f"seed {seed}: {v.explain()}"
@@ -82,7 +82,9 @@ def test_marker_after_app_fails_at_the_overtaking_send() -> None:
     cfg = _cfg("MCToken2")
     sched = [("StartSnapshot", {"p": "p1", "k": 1}), ("SendApp", {"c": ["p1", "p2"], "m": 1})]
     v = validate(
-        cfg, parse_log(dump_log(drive_and_log(cfg, MUTANTS["marker-after-app"].factory, sched)))
+        cfg,
+        parse_log(dump_log(drive_and_log(cfg, MUTANTS["marker-after-app"].factory, sched))),
+        may_be_cut=False,
     )
     assert v.first is not None
     assert v.first.describe() == (
@@ -213,6 +215,84 @@ def test_a_snapshot_left_open_is_never_a_pass_in_a_model(tmp_path: Path, ended: 
         else "snapshot 1 is not complete when the logs end, and the log of p1, p2 has no end "
         "event (a process that crashed, or a log cut short): whether it completes is not known"
     )
+
+
+def _cut(tmp_path: Path, name: str, i: int, j: int, end: bool = False) -> list[Path]:
+    """The per-node logs of fixture ``name``, p1's cut to ``i`` lines and p2's to ``j``."""
+    out = []
+    for node, n in (("p1", i), ("p2", j)):
+        lines = (LOGS / f"MCToken2.{name}.{node}.ndjson").read_text(encoding="utf-8")
+        kept = lines.splitlines(keepends=True)[:n]
+        if end:
+            seq = len(kept) + 1
+            kept.append(json.dumps({"node": node, "seq": seq, "event": "end"}) + "\n")
+        path = tmp_path / f"{name}-{i}-{j}" / f"{node}.ndjson"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("".join(kept), encoding="utf-8")
+        out.append(path)
+    return out
+
+
+def test_a_correct_run_cut_short_anywhere_is_never_a_fail_in_a_model(tmp_path: Path) -> None:
+    """The reference run's logs (no end events, as a crashed process leaves them)
+    cut at every pair of lines: unknown, or an input error where a receive's
+    vector clock names a send the cut removed; pass only for the whole run."""
+    cfg = _cfg("MCToken2")
+    verdicts = {}
+    for i in range(1, 7):
+        for j in range(1, 9):
+            try:
+                verdicts[i, j] = str(validate_files(cfg, _cut(tmp_path, "reference", i, j)).verdict)
+            except InputError as err:
+                assert "the vector clock of" in err.message, err.message
+    assert verdicts.pop((6, 8)) == "pass"
+    assert len(verdicts) == 36  # 11 cuts are input errors
+    assert set(verdicts.values()) == {"unknown"}, verdicts
+
+
+def test_a_log_cut_inside_a_step_owes_its_records_unknown_and_fails_when_whole(
+    tmp_path: Path,
+) -> None:
+    cfg = _cfg("MCToken2")
+    paths = _cut(tmp_path, "reference", 5, 8)  # p1 stops before its complete line
+    v = validate_files(cfg, paths)
+    assert (str(v.verdict), v.first) == ("unknown", None)
+    assert [s.message for s in v.snapshots] == [
+        "snapshot 1: not judged: p1's log ends without its end event before it logs its part"
+    ]
+    assert v.notes == (
+        f"{paths[0]}:2: p1's log ends in the step of p1 receive marker 1 on p2 -> p1, where "
+        "the model completes snapshot 1 at p1; its log has no end event (a process that "
+        "crashed, or a log cut short): whether it would have is not known",
+    )
+    for whole in (
+        validate_files(cfg, paths, whole_run=True),
+        validate_files(cfg, _cut(tmp_path, "reference", 5, 8, end=True)),
+    ):
+        assert str(whole.verdict) == "fail"
+        assert whole.first is not None and whole.first.describe().endswith(
+            "p1 receive marker 1 on p2 -> p1: the model completes snapshot 1 at p1 in this "
+            "step; the log does not (the log ends)"
+        )
+
+
+def test_a_bug_the_log_shows_before_its_cut_still_fails(tmp_path: Path) -> None:
+    """no-channel-recording: p2 goes on after the receive it does not record, so the
+    cut after that proves the bug; a cut right after the receive proves nothing."""
+    cfg = _cfg("MCToken2")
+    after = validate_files(cfg, _cut(tmp_path, "no-channel-recording", 6, 5))
+    assert str(after.verdict) == "fail"
+    assert after.first is not None and after.first.kind == "missing-effect"
+    at = validate_files(cfg, _cut(tmp_path, "no-channel-recording", 6, 4))
+    assert str(at.verdict) == "unknown"
+
+
+def test_cli_whole_run_applies_in_a_model(tmp_path: Path) -> None:
+    from redletter.cli import main
+
+    paths = [str(p) for p in _cut(tmp_path, "reference", 5, 8)]
+    assert main(["conform", "validate", "MCToken2", *paths]) == 2
+    assert main(["conform", "validate", "MCToken2", "--whole-run", *paths]) == 1
 
 
 def test_a_report_that_contradicts_the_record_lines_fails_in_a_model(tmp_path: Path) -> None:

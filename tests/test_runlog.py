@@ -769,8 +769,9 @@ def test_the_command_options(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         "the logs on their own run, without a model"
     )
     assert main(["conform", "validate", "MCToken2", "--conserved-sum", "amount", *paths]) == 5
-    assert "--whole-run and --conserved-sum apply to the judge without a model" in (
-        capsys.readouterr().err
+    assert capsys.readouterr().err.startswith(
+        "error[RL-INPUT-USAGE]: --conserved-sum applies to the judge without a model; with "
+        "the model MCToken2, the model's own invariants apply"
     )
     assert main(["conform", "validate", "--conserved-sum", "a/b", *paths]) == 5
     assert "a field name is 1 to 100 letters, digits or '_'" in capsys.readouterr().err

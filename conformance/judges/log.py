@@ -15,7 +15,10 @@ that channel.  The result (:class:`Validation`, a
 :class:`~redletter.conformance.verdict.Result`) names the first event the model
 cannot take (file, line, what the model expected) and says, for each snapshot,
 whether the one the log records is the one the algorithm must record for that
-execution, and which lemma it breaks if not.  Verdicts: ``pass`` or ``fail``.
+execution, and which lemma it breaks if not.  Verdicts: ``pass``, ``fail``, or
+``unknown`` where the logs cannot tell: a snapshot left open, or a step's records
+still owed where a log without its end event stops (a crashed process's log, or
+one cut short).
 """
 
 from __future__ import annotations
@@ -155,6 +158,10 @@ class _Replay:
         self.rec = _Recorded()
         self.stopped = False
         self.order_of: dict[int, int] = {}
+        #: what a log without its end event leaves owed at its end, in words
+        self.cut: list[str] = []
+        #: snapshot -> why it is not judged (a log cut inside its part)
+        self.unjudged: dict[int, str] = {}
 
     def diverge(self, kind: str, ev: LogEvent, order: int, expected: str) -> None:
         self.divergences.append(
@@ -432,11 +439,34 @@ class _Replay:
 
     # -- the end ---------------------------------------------------------------
 
-    def finish(self) -> None:
+    def finish(self, ended: frozenset[str]) -> None:
+        """What the logs still owe at their end.  A log with its end event is whole,
+        so an effect or a marker it never logs is missing (fail); a log without one
+        may be a crashed process's or cut short, so what it owes at its end is not
+        known (the snapshots it concerns are not judged)."""
         for node in list(self.pending):
-            self.close_step(node, "the log ends")
-        for node, owed in self.markers.items():
-            for c, k, at in owed:
+            if node in ended:
+                self.close_step(node, "the log ends")
+                continue
+            pend = self.pending.pop(node)
+            if pend.effects:
+                owed = "; ".join(_describe_effect(e) for e in pend.effects)
+                self.cut_short(
+                    node,
+                    {cast(int, e[1]) for e in pend.effects},
+                    f"{pend.ev.where}: {node}'s log ends in the step of {pend.ev.describe()}, "
+                    f"where the model {owed}",
+                )
+        for node, owed_markers in self.markers.items():
+            for c, k, at in owed_markers:
+                if node not in ended:
+                    self.cut_short(
+                        node,
+                        {k},
+                        f"{at.where}: the model sends marker {k} on {_chan(c)} when {node} "
+                        f"turns red, and {node}'s log ends before it does",
+                    )
+                    continue
                 self.diverge(
                     "missing-red-letter",
                     at,
@@ -445,6 +475,16 @@ class _Replay:
                     f"never does (RedLetterInvariant: a channel from a red machine to a white "
                     f"one holds one red letter)",
                 )
+
+    def cut_short(self, node: str, snaps: set[int], what: str) -> None:
+        self.cut.append(
+            f"{what}; its log has no end event (a process that crashed, or a log cut "
+            "short): whether it would have is not known"
+        )
+        for k in snaps:
+            self.unjudged.setdefault(
+                k, f"{node}'s log ends without its end event before it logs its part"
+            )
 
 
 def _log_snapshot(cfg: ModelConfig, rec: _Recorded, k: int) -> tuple[GState | None, list[str]]:
@@ -487,11 +527,18 @@ def _log_snapshot(cfg: ModelConfig, rec: _Recorded, k: int) -> tuple[GState | No
 
 
 def _judge_snapshots(
-    cfg: ModelConfig, s: State, rec: _Recorded, stopped_at: LogEvent | None = None
+    cfg: ModelConfig,
+    s: State,
+    rec: _Recorded,
+    stopped_at: LogEvent | None = None,
+    unjudged: dict[int, str] | None = None,
 ) -> list[SnapshotCheck]:
     out: list[SnapshotCheck] = []
     for j, k in enumerate(cfg.snaps):
         if s.s0[j] is None:
+            continue
+        if unjudged and k in unjudged:
+            out.append(SnapshotCheck(k, True, f"snapshot {k}: not judged: {unjudged[k]}"))
             continue
         if s.sf[j] is None:
             why = (
@@ -587,8 +634,21 @@ def _model_values(cfg: ModelConfig, events: Sequence[LogEvent]) -> None:
             )
 
 
-def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
-    """Replay ``events`` (one total order) in model ``cfg``; see the module docstring."""
+def validate(
+    cfg: ModelConfig,
+    events: Sequence[LogEvent],
+    *,
+    whole_run: bool = False,
+    may_be_cut: bool = True,
+) -> Validation:
+    """Replay ``events`` (one total order) in model ``cfg``; see the module docstring.
+
+    A log that ends with its end event (every log, with ``whole_run``) holds its
+    process's whole run: what it never logs is missing.  A log without one may be a
+    crashed process's or cut short: what it owes at its end makes the verdict
+    unknown, never a fail.  ``may_be_cut`` False: every log holds all its process
+    did, though the run may stop early (a driver's run, stopped by the driver):
+    what a log owes at its end is missing, and a snapshot left open is unknown."""
     # MaxAppActions bounds the application for model checking (the guard
     # AppBudgetLeft); a real execution has no such bound, so the replay lifts it.
     cfg = dataclasses.replace(cfg, max_app_actions=sys.maxsize)
@@ -607,17 +667,22 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
             r.effect(ev, order)
         if r.stopped:
             break
+    ended = frozenset(cfg.procs if whole_run else (ev.node for ev in events if ev.event == "end"))
     if not r.stopped:
-        r.finish()
+        r.finish(ended if may_be_cut else frozenset(cfg.procs))
     first = min(r.divergences, key=lambda d: d.step) if r.divergences else None
-    snaps = _judge_snapshots(cfg, r.s, r.rec, events[n - 1] if r.stopped else None)
+    snaps = _judge_snapshots(cfg, r.s, r.rec, events[n - 1] if r.stopped else None, r.unjudged)
     notes: list[str] = []
     if r.stopped:
         notes.append(
             f"the replay stopped at the first event the model cannot take ({n} of {len(events)})"
         )
     ok = first is None and all(v.ok for v in snaps)
-    open_ = [j for j, g in enumerate(r.s.sf) if r.s.s0[j] is not None and g is None]
+    open_ = [
+        j
+        for j, g in enumerate(r.s.sf)
+        if r.s.s0[j] is not None and g is None and cfg.snaps[j] not in r.unjudged
+    ]
     if not ok and open_ and not r.stopped:  # a stopped replay says nothing of completion
         ks = ", ".join(str(cfg.snaps[j]) for j in open_)
         notes.append(
@@ -627,7 +692,6 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     verdict = Verdict.PASS if ok else Verdict.FAIL
     if ok and open_:  # never a pass with a snapshot left open (issue 23)
         ks = ", ".join(str(cfg.snaps[j]) for j in open_)
-        ended = {ev.node for ev in events if ev.event == "end"}
         if set(cfg.procs) <= ended:
             verdict = Verdict.FAIL
             notes.append(
@@ -642,6 +706,10 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
                 "has no end event (a process that crashed, or a log cut short): whether it "
                 "completes is not known"
             )
+    if r.cut:
+        notes += r.cut
+        if verdict == Verdict.PASS:
+            verdict = Verdict.UNKNOWN
     return Validation(
         verdict,
         n,
@@ -652,11 +720,13 @@ def validate(cfg: ModelConfig, events: Sequence[LogEvent]) -> Validation:
     )
 
 
-def validate_files(cfg: ModelConfig, paths: Sequence[Path]) -> Validation:
+def validate_files(
+    cfg: ModelConfig, paths: Sequence[Path], *, whole_run: bool = False
+) -> Validation:
     """Read one log or one log per node, check that no line is lost and that the
     vector clocks agree (:mod:`redletter.conformance.logcheck`: a damaged log is an
     input error naming file and line, never a verdict), merge and validate."""
     logs = read_logs(paths)
     require_events(logs, paths)
     check_logs(logs)
-    return validate(cfg, merge_logs(logs))
+    return validate(cfg, merge_logs(logs), whole_run=whole_run)

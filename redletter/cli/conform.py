@@ -485,7 +485,8 @@ def validate_cmd(
         typer.Option(
             "--whole-run",
             help="The logs hold the whole run even where a log has no end event: a"
-            " snapshot left open is then a liveness failure, not unknown.",
+            " snapshot left open is then a liveness failure, and (in a model) a step's"
+            " record a log never writes is missing, not unknown.",
         ),
     ] = False,
     conserved_sum: Annotated[
@@ -516,8 +517,10 @@ def validate_cmd(
     Without a model, the processes, channels, payloads, snapshot ids and starters
     are read from the logs. A snapshot that never completes fails (liveness) when
     every log ends with its end event, and is unknown when a log is empty, cut
-    short or has no end (a crashed process): never a pass. Every divergence is
-    listed, the first in full. Exit 0 pass, 1 fail, 2 unknown, 5 bad input.
+    short or has no end (a crashed process): never a pass. In a model too, what a
+    log without its end event owes at its end is unknown, never a fail. Every
+    divergence is listed, the first in full. Exit 0 pass, 1 fail, 2 unknown, 5 bad
+    input.
     """
     name, logs = _split_validate_args(args, model, from_log)
     if name is None:
@@ -530,16 +533,16 @@ def validate_cmd(
             invariant=invariant_of(conserved_sum) if conserved_sum is not None else None,
         )
     else:
-        if whole_run or conserved_sum is not None:
+        if conserved_sum is not None:
             raise InputError(
-                "--whole-run and --conserved-sum apply to the judge without a model; with "
-                f"the model {name}, the model's own invariants and bounds apply",
+                "--conserved-sum applies to the judge without a model; with the model "
+                f"{name}, the model's own invariants apply",
                 code="RL-INPUT-USAGE",
             )
         from redletter.conformance.judges.log import validate_files
         from redletter.python_model.config import load_model
 
         cfg = load_model(name, models_dir(root))
-        result = validate_files(cfg, logs)
+        result = validate_files(cfg, logs, whole_run=whole_run)
     ui.lines(result.explain().splitlines())
     done(result.verdict.exit_code)
