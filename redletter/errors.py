@@ -399,9 +399,22 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
     _E("RL-INPUT-COS418-PACKAGE", _BAD, ("InputError",),
        "the folder given to `.venv/bin/redletter cos418 test` is not a Go package: no .go files, no"
        " package clause, files of several packages, or a command (package main)",
-       "give the folder that holds the package's server.go and simulator.go (the package"
-       " written against the COS 418 interface)",
+       "give the folder of the Go package written against the COS 418 interface (server.go"
+       " and simulator.go in the first dialect, node.go and simulator.go in the second)",
        "docs/cos418.md"),
+    _E("RL-INPUT-COS418-SERVERS", _BAD, ("InputError",),
+       "a Go package that compiles, closest to the first dialect of the COS 418 interface"
+       " (Simulator, Server), lacks a name the kit's driver uses (a type, a field, a method)",
+       "give the folder that holds the package's server.go and simulator.go, written against"
+       " the first dialect's names (docs/cos418.md lists them)",
+       "docs/cos418.md, section “The two dialects of the interface”"),
+    _E("RL-INPUT-COS418-NODES", _BAD, ("InputError",),
+       "a Go package that compiles, closest to the second dialect of the COS 418 interface"
+       " (ChandyLamportSim, Node), lacks a name the kit's driver uses (a type, a field, a"
+       " method)",
+       "give the folder that holds the package's node.go and simulator.go, written against"
+       " the second dialect's names (docs/cos418.md lists them)",
+       "docs/cos418.md, section “The two dialects of the interface”"),
     _E("RL-INPUT-COS418-RUN", _BAD, ("InputError",),
        "a file said to be a COS 418 driver document (redletter-cos418-run) is not JSON, not"
        " of that format or version, or a key has the wrong type",

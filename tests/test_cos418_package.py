@@ -136,7 +136,12 @@ def test_a_package_of_neither_dialect_is_bad_input_naming_what_it_lacks(gallery:
     where = gallery / "servers" / "wrong-interface"
     with pytest.raises(InputError) as err:
         inspect_package(where)
-    assert err.value.code == "RL-INPUT-COS418-PACKAGE"
+    assert err.value.code == "RL-INPUT-COS418-SERVERS"
+    lenient = inspect_package(where, strict=False)
+    assert (lenient.dialect.key, [n.describe() for n in lenient.lacks]) == (
+        "servers",
+        ["Simulator.AddForwardLink", "Simulator.InjectEvent"],
+    )
     assert err.value.message.startswith(
         f"{where}: this folder is not written against either dialect of the COS 418 snapshot"
         " assignment: it is closest to the first dialect (Simulator, Server), but lacks"
@@ -144,14 +149,20 @@ def test_a_package_of_neither_dialect_is_bad_input_naming_what_it_lacks(gallery:
     assert err.value.message.endswith("see docs/cos418.md for the names of each dialect")
 
 
-def test_wrong_interface_exits_5_before_any_build(
+@pytest.mark.go
+@needs_go
+def test_wrong_interface_exits_5_once_it_compiles_its_help_naming_its_dialects_files(
     gallery: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     rc = main(["cos418", "test", str(gallery / "servers" / "wrong-interface"), "--store",
                str(tmp_path)])  # fmt: skip
     assert rc == 5
     err = capsys.readouterr().err
-    assert "error[RL-INPUT-COS418-PACKAGE]" in err and "closest to the first dialect" in err
+    assert "error[RL-INPUT-COS418-SERVERS]" in err and "closest to the first dialect" in err
+    assert (
+        "help: give the folder that holds the package's server.go and simulator.go, written"
+        " against the first dialect's names (docs/cos418.md lists them); see docs/errors.md"
+    ) in err
     assert list(tmp_path.iterdir()) == [], "nothing is written for bad input"
 
 

@@ -214,6 +214,10 @@ class RunDocument:
     other_records: int
     steps: tuple[RunStep, ...]
     snapshots: tuple[RecordedSnapshot, ...]
+    #: steps whose events the driver read after a later step (the package's
+    #: goroutines were running in between), given to their steps by epoch
+    deferred_steps: int = 0
+    gomaxprocs: int = 0  #: ``runtime.GOMAXPROCS(0)`` of the run
 
     def snaps(self) -> tuple[Snap, ...]:
         """The collected snapshots as ``.snap`` values, in id order."""
@@ -451,6 +455,8 @@ def parse_run_document(data: Mapping[str, object], path: str | None = None) -> R
         other_records=_int(data, "other_records", path, "document"),
         steps=tuple(steps),
         snapshots=tuple(_snapshot(x, path) for x in _list(data, "snapshots", path, "document")),
+        deferred_steps=_int(data, "deferred_steps", path, "document"),
+        gomaxprocs=_int(data, "gomaxprocs", path, "document"),
     )
 
 

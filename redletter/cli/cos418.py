@@ -364,6 +364,7 @@ def _show_snap(s: Snap | None, *, expected: bool) -> str:
 def _print_summary(s: PackageCheck) -> None:
     from rich.table import Table
 
+    from redletter.conformance.adapters.cos418.campaign import STOPS_CAMPAIGN
     from redletter.conformance.adapters.cos418.summary import class_rows
     from redletter.conformance.formats.cos418 import format_scenario, format_topology
 
@@ -393,9 +394,10 @@ def _print_summary(s: PackageCheck) -> None:
             )
         console.print(table)
         rate = len(s.runs) / s.seconds if s.seconds > 0 else 0.0
+        final = s.first_failure is not None and s.first_failure.result.kind in STOPS_CAMPAIGN
         ran = (
             f"stopped at the first failure after {len(s.runs)} of {s.planned} runs"
-            " (--all runs every one)"
+            + (" (no other run would say more)" if final else " (--all runs every one)")
             if s.stopped_early
             else f"{len(s.runs)} of {s.planned} runs"
         )
@@ -404,6 +406,12 @@ def _print_summary(s: PackageCheck) -> None:
             f" ({rate:.1f} runs/s)",
             soft_wrap=True,
         )
+    if s.touches:
+        ui.info(
+            f"touches the kit: {ui.plural(len(s.touches), 'place')} of its code do what the"
+            " assignment never needs and an attack on the kit does (the instructor decides):"
+        )
+        ui.lines(f"  {t.show()}" for t in s.touches)
     if s.course is not None:
         ui.info(f"the package's own tests ({s.course.command}): {s.course.summary()}")
         for t in s.course.failed[:3]:
@@ -460,6 +468,9 @@ def _print_summary(s: PackageCheck) -> None:
             f"sandbox ({sandbox.get('mode')}): {', '.join(on) or 'no layer'} active"
             + (f"; {'; '.join(off)}" if off else "")
         )
+    confinement = s.extra.get("confinement")
+    if isinstance(confinement, str) and confinement:
+        ui.info(f"the package's runs: {confinement}")
     if s.folder is not None:
         ui.info(f"report: {s.folder / 'report.html'}")
     if s.replay:

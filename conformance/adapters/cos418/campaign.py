@@ -59,6 +59,7 @@ from redletter.errors import InputError
 
 __all__ = [
     "CLASSES",
+    "STOPS_CAMPAIGN",
     "Case",
     "CaseRun",
     "Shrunk",
@@ -70,6 +71,12 @@ __all__ = [
     "run_one",
     "shrink",
 ]
+
+#: Failures that say nothing about a scenario: the package's initialisation never
+#: let the driver start, or the package wrote what only the driver writes.  Every
+#: other run would fail (or wait) the same way, so the campaign stops at the first
+#: (even when asked for every run) and it is not shrunk.
+STOPS_CAMPAIGN: Final = frozenset({"never-started", "tampered"})
 
 #: The generated scenario classes, in the order the campaign interleaves them.
 CLASSES: Final = ("one", "sequential", "concurrent", "same-tick")
@@ -304,8 +311,8 @@ def run_campaign(
     on_result: Callable[[CaseRun], None] | None = None,
 ) -> list[CaseRun]:
     """Run and judge every job, ``workers`` at a time, reporting them in order;
-    stop after the first failure if asked.  ``on_result`` sees each run as it is
-    judged."""
+    stop after the first failure if asked, and always after one of
+    :data:`STOPS_CAMPAIGN`.  ``on_result`` sees each run as it is judged."""
     out: list[CaseRun] = []
     if not jobs:
         return out
@@ -341,7 +348,9 @@ def run_campaign(
             out.append(cr)
             if on_result is not None:
                 on_result(cr)
-            if stop_at_first and cr.result.verdict == Verdict.FAIL:
+            if cr.result.verdict == Verdict.FAIL and (
+                stop_at_first or cr.result.kind in STOPS_CAMPAIGN
+            ):
                 stop = True
                 for _, _, f in pending:
                     f.cancel()
@@ -446,8 +455,11 @@ def shrink(
     max_seconds: float = 90.0,
     outcome: OutcomeFn | None = outcome_in_process,
 ) -> Shrunk:
-    """A smaller scenario failing like ``failing`` (see the module docstring)."""
+    """A smaller scenario failing like ``failing`` (see the module docstring); a
+    failure of :data:`STOPS_CAMPAIGN` is returned as it is, with no run."""
     started = time.monotonic()
+    if failing.result.kind in STOPS_CAMPAIGN:
+        return Shrunk(failing.case, failing.seed, failing.result, failing.case, 0, 0.0, True)
     key = failing.result.failure_key
     use_outcome = key == "outcome"
     trial = limits

@@ -6,9 +6,11 @@ order, and returns a :class:`~redletter.conformance.adapters.cos418.summary.Pack
 1. reads the package (:func:`~.package.inspect_package`: its dialect, its own
    tests) and plans the runs: generated scenarios of four classes and the
    package's own ``test_data/`` scenarios, each under several simulator seeds;
-2. builds it once with the kit's driver (a build error in the package's code is
-   a fail; one in the driver means the package lacks a name of the interface:
-   bad input);
+2. builds it on its own first (a package whose code does not compile is a
+   fail quoting the compiler, whatever names it has), then, when it has every
+   name of its dialect the driver uses (else bad input), with the kit's driver
+   (an error only in the driver means a name of the interface has another
+   shape: bad input);
 3. runs the package's own tests as they are, when it ships them, for the
    course's verdict beside the kit's;
 4. runs the campaign (``jobs`` runs at a time, stopping at the first failure
@@ -36,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from redletter.conformance.adapters.cos418.campaign import (
+    STOPS_CAMPAIGN,
     Case,
     CaseRun,
     Shrunk,
@@ -51,7 +54,7 @@ from redletter.conformance.adapters.cos418.judge import TimedOutcome
 from redletter.conformance.adapters.cos418.package import inspect_package
 from redletter.conformance.adapters.cos418.report import write_report
 from redletter.conformance.adapters.cos418.summary import CheckOptions, PackageCheck, overall
-from redletter.conformance.adapters.cos418.workspace import Build, Workspace
+from redletter.conformance.adapters.cos418.workspace import Build, Workspace, confinement
 from redletter.conformance.formats.cos418 import check_scenario, read_scenario, read_topology
 from redletter.conformance.report import new_run_folder
 from redletter.conformance.sandbox import SandboxPolicy, cleanup_stale
@@ -151,7 +154,8 @@ def _message(
         lines = build.error_lines(60)
         located = [ln for ln in lines if re.match(r"^\S+\.go:\d+", ln.strip())]
         line = (located or lines or ["?"])[0].strip()
-        return f"the package does not build ({build.command}): {line}"
+        alone = " on its own" if build.stage == "package" else ""
+        return f"the package does not build{alone} ({build.command}): {line}"
     if shown is not None:
         return shown.result.message
     if verdict == Verdict.PASS:
@@ -185,7 +189,7 @@ def check_package(
     ev = events if events is not None else CheckEvents()
     started = time.monotonic()
     cleanup_stale()  # what kits killed earlier left behind
-    pkg = inspect_package(source)
+    pkg = inspect_package(source, strict=False)
     store = _check_store(opts.store if opts.store is not None else Path.cwd() / "store")
     if opts.export is not None:
         _check_store(opts.export)
@@ -208,13 +212,21 @@ def check_package(
             + (" under the race detector" if opts.race else "")
         )
         build = ws.build()
+        touches, unscanned = ws.scan()
         ev.phase_done()
+        if ws.go_note:
+            notes.append(ws.go_note)
+        if unscanned:
+            notes.append(
+                "the kit could not scan the package's source for code that touches the kit:"
+                f" {unscanned}"
+            )
         if not build.ok and build.driver_only:
             raise InputError(
                 f"the package does not build with the kit's driver, which uses only names of"
                 f" {pkg.dialect.title} of the COS 418 interface: {_lacking(build)}; see"
                 " docs/cos418.md for the names each dialect has",
-                code="RL-INPUT-COS418-PACKAGE",
+                code=pkg.dialect.code,
                 path=str(source),
             )
         # The package's own tests run beside the campaign (a hanging one costs its
@@ -246,7 +258,7 @@ def check_package(
             seconds = time.monotonic() - campaign_started
             ev.phase_done()
             first = next((r for r in runs if r.result.verdict == Verdict.FAIL), None)
-            if first is not None and opts.shrink:
+            if first is not None and opts.shrink and first.result.kind not in STOPS_CAMPAIGN:
                 ev.phase(f"shrinking {first.case.name} (seed {first.seed})")
                 shrunk = shrink(ws, first, opts.limits, seeds=seeds, outcome=pool)
                 ev.phase_done()
@@ -309,10 +321,11 @@ def check_package(
         replay=replay,
         notes=tuple(notes),
         outcome_timeouts=pool.timeouts,
-        stopped_early=first is not None and not opts.all_runs and len(runs) < len(jobs),
+        stopped_early=first is not None and len(runs) < len(jobs),
         folder=folder.path,
-        extra={"sandbox": sandbox} if sandbox is not None else {},
+        extra={"confinement": confinement(), **({"sandbox": sandbox} if sandbox else {})},
         total_seconds=time.monotonic() - started,
+        touches=touches,
     )
     exported: tuple[Path, ...] = ()
     if opts.export is not None and check.shown is not None:

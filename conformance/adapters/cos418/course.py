@@ -23,7 +23,10 @@ from redletter.conformance.adapters.cos418.workspace import (
     Build,
     Workspace,
     copy_package,
+    fit_go_mod,
     go_env,
+    go_version_tuple,
+    kit_go_version,
 )
 from redletter.conformance.verdict import Verdict
 
@@ -57,6 +60,9 @@ class CourseTest:
     reason: str = ""  #: why it failed when no test says (build error, timeout, crash)
     races: int = 0  #: race reports (with -race)
     race_reports: tuple[str, ...] = ()
+    #: what the kit's run had that the student's plain ``go test`` would not (a
+    #: GODEBUG setting, a go line lowered), in words; "" when nothing
+    env_note: str = ""
 
     @property
     def failed(self) -> tuple[CourseTestCase, ...]:
@@ -64,7 +70,12 @@ class CourseTest:
         return tuple(t for t in self.tests if t.status in ("fail", "unfinished"))
 
     def summary(self) -> str:
-        """``pass (5 tests)`` / ``fail: TestX, TestY (2 of 5 tests)`` / ``fail: ...``."""
+        """``pass (5 tests)`` / ``fail: TestX, TestY (2 of 5 tests)`` / ``fail: ...``,
+        followed by what the kit's run had that plain ``go test`` would not."""
+        text = self._summary()
+        return f"{text}; note: {self.env_note}" if self.env_note else text
+
+    def _summary(self) -> str:
         if self.verdict == Verdict.PASS:
             return f"pass ({len(self.tests)} test(s))"
         unfinished = [t.name for t in self.tests if t.status == "unfinished"]
@@ -120,14 +131,46 @@ def parse_go_test(output: str) -> tuple[CourseTestCase, ...]:
     )
 
 
+#: The GODEBUG the kit sets for the course's seeded tests (go_env) and the first
+#: Go whose defaults differ without it.
+_RANDSEED: Final = "randseednop=0"
+_RANDSEED_SINCE: Final = (1, 24)
+
+
+def _env_note(ws: Workspace, lowered: str) -> str:
+    """What the kit's ``go test`` had that the student's would not: ``GODEBUG=
+    randseednop=0`` where it changes what ``rand.Seed`` does (Go 1.24 and later,
+    under a go line of 1.24 or later or in GOPATH mode), and a lowered go line."""
+    kit = kit_go_version(ws.go)
+    pkg = ws.package
+    parts: list[str] = []
+    line = go_version_tuple(pkg.go_directive or "") if pkg.gomod else go_version_tuple(kit)
+    if go_version_tuple(kit) >= _RANDSEED_SINCE and line >= _RANDSEED_SINCE:
+        which = (
+            f"this go.mod says `go {pkg.go_directive}`"
+            if pkg.gomod
+            else "without go.mod (GOPATH mode) the toolchain's own defaults apply"
+        )
+        parts.append(
+            f"the kit ran it with GODEBUG={_RANDSEED}, which plain `go test` does not set: {which},"
+            f" and Go 1.24 and later ({kit} here) then ignore rand.Seed, so the course's seeded"
+            " tests draw another schedule than their golden .snap files hold for"
+        )
+    if lowered:
+        parts.append(lowered)
+    return "; ".join(parts)
+
+
 def run_course_test(ws: Workspace, *, timeout: float = 300.0) -> CourseTest:
     """Copy the package as it is (its tests and test_data included), build its tests
     and run them in the sandbox: ``go test -v`` (``-race`` with the workspace's)."""
     pkg = ws.package
     pkg_dir, gopath = ws._layout("course")
     copy_package(pkg.source, pkg_dir, tests=True)
+    env_note = _env_note(ws, fit_go_mod(pkg_dir, kit_go_version(ws.go)))
     binary = ws.bin_dir / "course.test"
-    command = "go test -v" + (" -race" if ws.race else "") + " ."
+    godebug = f"GODEBUG={_RANDSEED} " if _RANDSEED in env_note else ""
+    command = f"{godebug}go test -v" + (" -race" if ws.race else "") + " ."
     build: Build = ws.go_build(pkg_dir, gopath, binary)
     if not build.ok:
         lines = build.error_lines(12)
@@ -139,6 +182,7 @@ def run_course_test(ws: Workspace, *, timeout: float = 300.0) -> CourseTest:
             build.output,
             build.seconds,
             reason="its tests do not build: " + ("; ".join(lines[:3]) or "see its output"),
+            env_note=env_note,
         )
     env = go_env(ws.go, race=ws.race, gopath=gopath)
     env = {k: env[k] for k in ("PATH", "LANG", "GODEBUG")}
@@ -180,6 +224,7 @@ def run_course_test(ws: Workspace, *, timeout: float = 300.0) -> CourseTest:
         reason=reason,
         races=len(reports),
         race_reports=tuple(reports),
+        env_note=env_note,
     )
 
 

@@ -25,8 +25,16 @@ alone (the log is the package's own writing):
 - by outcome, when the log cannot be used or something failed: does some FIFO
   schedule of the scenario yield the snapshots
   (:func:`redletter.conformance.judges.outcome.judge_outcome`)?
-- the document itself: it must describe the run the kit asked for (the request's
-  digest and nonce); anything else is tampering.
+- the document itself: it must come from the kit's driver (authenticated with the
+  build's key, :func:`~.workspace.read_channel`) and describe the run the kit asked
+  for (the request's digest and nonce, its topology, its scenario, and one
+  snapshot for each of the scenario's snapshot events, started by that event's
+  server); anything else is tampering.
+
+A fault of the kit is never the package's verdict: a Go runtime fatal error whose
+goroutine lies in the driver's own code, or a driver that could not read what the
+package returned, raises :class:`~redletter.errors.InternalError` (exit 4, with
+the stack).
 """
 
 from __future__ import annotations
@@ -38,13 +46,20 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from redletter.conformance.adapters.cos418.workspace import RawRun
-from redletter.conformance.formats.cos418 import Scenario, Snap, Step, Topology, format_scenario
+from redletter.conformance.formats.cos418 import (
+    Scenario,
+    Snap,
+    Snapshot,
+    Step,
+    Topology,
+    format_scenario,
+)
 from redletter.conformance.judges.courselog import read_course_log
 from redletter.conformance.judges.outcome import judge_outcome
 from redletter.conformance.judges.run import RunJudgement, judge_run, show_link
 from redletter.conformance.judges.rundoc import Goroutine, RunDocument, parse_run_document
 from redletter.conformance.verdict import Divergence, Verdict
-from redletter.errors import InputError
+from redletter.errors import InputError, InternalError
 
 __all__ = [
     "OutcomeFn",
@@ -134,7 +149,8 @@ class RunResult:
     ``kind`` names what went wrong (``""`` for a pass): a rule of the algorithm
     (the run judge's kinds), ``token-conservation`` or ``snapshot-count`` (the
     course's checks), ``outcome``, ``never-completes``, ``hang``, ``panic:...``,
-    ``fatal:...``, ``crash``, ``killed``, ``out-of-memory``, ``data-race``,
+    ``fatal:...``, ``crash``, ``killed``, ``never-started`` (the package's
+    initialisation never let the driver start), ``out-of-memory``, ``data-race``,
     ``tampered``, ``wrong-id``, ``wrong-servers``, ``recorded-marker``.
     ``evidence`` names what the verdict rests on.
     """
@@ -321,16 +337,20 @@ def _race_summary(report: str) -> tuple[str, tuple[str, ...]]:
 # --------------------------------------------------------------------------- the course's checks
 
 
-def course_checks(doc: RunDocument) -> tuple[str, ...]:
+def course_checks(doc: RunDocument, asked: int | None = None) -> tuple[str, ...]:
     """The course test's checks on the collected snapshots, in its words: one
-    snapshot per snapshot started, each holding the simulator's total tokens
-    (recorded states plus recorded token messages; markers count zero)."""
+    snapshot per snapshot event of the scenario (``asked``: the request's count;
+    by default the document's, for a document already checked against it), each
+    holding the simulator's total tokens (recorded states plus recorded token
+    messages; markers count zero)."""
     out: list[str] = []
+    want = len(doc.snapshots) if asked is None else asked
     collected = [s for s in doc.snapshots if s.collected]
-    if len(collected) != len(doc.snapshots):
+    if len(collected) != want:
+        missing = ", ".join(str(s.id) for s in doc.snapshots if not s.collected)
         out.append(
-            f"expected {len(doc.snapshots)} snapshots, got {len(collected)} (not collected:"
-            f" {', '.join(str(s.id) for s in doc.snapshots if not s.collected)})"
+            f"expected {want} snapshots, got {len(collected)}"
+            + (f" (not collected: {missing})" if missing else "")
         )
     total = doc.topology.total
     for s in sorted(collected, key=lambda s: s.id):
@@ -344,6 +364,19 @@ def _shape(doc: RunDocument) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     ids = set(doc.topology.ids)
     links = set(doc.topology.links)
+    for k, s in enumerate(doc.snapshots):
+        if s.id != k:
+            # The course numbers snapshots 0, 1, ... in file order (its .snap files
+            # name them so) and collects each by the id the simulator gave it.
+            out.append(
+                (
+                    "wrong-id",
+                    f"the scenario's snapshot event {k + 1} (`snapshot {s.initiator}`) started"
+                    f" snapshot id {s.id} (the simulator's nextSnapshotId before it), where the"
+                    f" course numbers snapshots 0, 1, 2, ... in the order of the scenario, so {k}",
+                )
+            )
+            break
     for s in doc.snapshots:
         if not s.collected:
             continue
@@ -390,22 +423,23 @@ def judge_raw(raw: RawRun, *, outcome: OutcomeFn | None = outcome_in_process) ->
     """The verdict on a run (module docstring).  ``outcome`` judges the snapshots
     by outcome where that is needed (``None``: never, e.g. while shrinking a
     failure of another kind; :class:`TimedOutcome`: under a time limit)."""
-    package = ""
-    if raw.document is not None:
-        package = str(raw.document.get("package", ""))
+    if raw.channel:
+        return RunResult(
+            Verdict.FAIL,
+            "tampered",
+            f"{raw.channel}, so the run cannot be judged",
+            raw,
+            evidence=(EV_TAMPER,),
+        )
     if raw.document is None:
         return _no_document(raw)
     try:
         doc = parse_run_document(raw.document)
     except InputError as exc:
-        return RunResult(
-            Verdict.FAIL,
-            "tampered",
-            f"the run's document is not the driver's ({exc.message}): something in the process"
-            " wrote over it, so nothing in it can be trusted",
-            raw,
-            evidence=(EV_TAMPER,),
-        )
+        raise InternalError(
+            f"the kit cannot read its own driver's document ({exc.message}): a fault of the kit,"
+            " not of the package"
+        ) from None
     tamper = _tampered(raw, doc)
     if tamper:
         return RunResult(
@@ -423,6 +457,13 @@ def judge_raw(raw: RawRun, *, outcome: OutcomeFn | None = outcome_in_process) ->
             "rand.Seed had no effect in this run (Go ≥ 1.24 without GODEBUG=randseednop=0?):"
             " the run may not replay with the same schedule"
         )
+    if doc.outcome == "driver_error" and doc.error is not None and doc.error.kind == "internal":
+        stack = "\n".join(f"  {ln}" for ln in _local(doc.error.stack.splitlines()[:24]))
+        raise InternalError(
+            f"the kit's driver failed: {doc.error.message} (a fault of the kit, not of the"
+            f" package; in a run of {raw.topology.ids and len(raw.topology.ids)} servers under"
+            f" seed {raw.seed}); its stack:\n{stack}"
+        )
     if doc.outcome == "driver_error":
         # The kit's request is always well formed: a driver that could not read it
         # read what the package left of its stdin.
@@ -436,8 +477,15 @@ def judge_raw(raw: RawRun, *, outcome: OutcomeFn | None = outcome_in_process) ->
             doc,
             evidence=(EV_TAMPER,),
         )
+    if doc.deferred_steps:
+        notes.append(
+            f"the package's goroutines were running between some steps, so the driver read"
+            f" what {doc.deferred_steps} step(s) logged at a later moment (it reads the log only"
+            " while nothing else can write it) and gave each event to its step by the log's"
+            " epochs and the scenario's own events"
+        )
     all_races = races(raw.stderr) if raw.race else []
-    mine = [r for r in all_races if _race_is_packages(r, package or doc.package)]
+    mine = [r for r in all_races if _race_is_packages(r, raw.import_path or doc.package)]
     if len(mine) < len(all_races):
         notes.append(
             f"{len(all_races) - len(mine)} race report(s) involve only the kit's reading of the"
@@ -479,7 +527,69 @@ def _tampered(raw: RawRun, doc: RunDocument) -> str:
         return "its topology differs from the one the kit asked for"
     if doc.scenario != raw.scenario:
         return "its scenario differs from the one the kit asked for"
+    # The snapshots are the request's: one per snapshot event, started by its
+    # server; a run cut short (a hang, a panic) started only the first ones.
+    asked = [(i, e.server) for i, e in enumerate(raw.scenario.events) if isinstance(e, Snapshot)]
+    got = [(s.event_index, s.initiator) for s in doc.snapshots]
+    whole = doc.outcome in ("complete", "incomplete")
+    if (whole and got != asked) or got != asked[: len(got)]:
+        if len(got) != len(asked) and got == asked[: len(got)]:
+            return (
+                f"it lists {len(got)} snapshot(s), and the scenario's {len(asked)} snapshot"
+                " events each start one"
+            )
+        bad = next(k for k, g in enumerate(got) if k >= len(asked) or g != asked[k])
+        if bad >= len(asked):
+            return (
+                f"it lists {len(got)} snapshots, and the scenario's {len(asked)} snapshot events"
+                " each start one"
+            )
+        return (
+            f"its snapshot {bad} is started by {got[bad][1]} at event {got[bad][0] + 1}, while"
+            f" the scenario's snapshot event {bad + 1} is `snapshot {asked[bad][1]}` (event"
+            f" {asked[bad][0] + 1})"
+        )
     return ""
+
+
+def _asked(raw: RawRun) -> int:
+    """The number of snapshots the scenario starts (the request's, not the document's)."""
+    return sum(isinstance(e, Snapshot) for e in raw.scenario.events)
+
+
+def _decisive(fn: str, package: str) -> str:
+    """``driver``, ``package`` or ``""`` (the runtime's or the standard library's) for
+    a function of a Go stack."""
+    if not fn.startswith(package + "."):
+        return ""
+    rest = fn[len(package) + 1 :]
+    if rest.startswith(("redletter", "TestRedletter", "(*redletter", "(redletter")):
+        return "driver"
+    return "package"
+
+
+def _crash_in_driver(stderr: str, package: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(the error, the crashed goroutine's frames)`` when a Go runtime fatal error
+    (or a panic nobody recovered) stopped a goroutine whose first frame of a Go
+    package other than the runtime and the standard library is the driver's."""
+    m = _FATAL_RE.search(stderr) or _PANIC_RE.search(stderr)
+    if m is None:
+        return None
+    tail = stderr[m.start() :]
+    g = re.search(r"^goroutine \d+ [^\n]*\[[^\n]*\]:\n((?:.*\n?)*?)(?:\n|\Z)", tail, re.MULTILINE)
+    if g is None:
+        return None
+    lines = [ln for ln in g.group(1).splitlines() if ln.strip()]
+    for line in lines:
+        if line.startswith(("\t", "created by")):
+            continue
+        fn = line[: line.rfind("(")] if line.rstrip().endswith(")") else line
+        who = _decisive(fn, package)
+        if who == "package":
+            return None
+        if who == "driver":
+            return m.group(0).strip(), tuple(_local(lines[:24]))
+    return None
 
 
 def _no_document(raw: RawRun) -> RunResult:
@@ -495,6 +605,28 @@ def _no_document(raw: RawRun) -> RunResult:
             evidence=(EV_TAMPER,),
         )
     fatal = _FATAL_RE.search(raw.stderr)
+    kit = _crash_in_driver(raw.stderr, raw.import_path)
+    if kit is not None and not raw.oom:
+        what, frames = kit
+        stack = "\n".join(f"  {ln}" for ln in frames)
+        raise InternalError(
+            f"the kit's own driver crashed ({what}) in a run of {len(raw.topology.servers)}"
+            f" servers under seed {raw.seed}: its stack lies in the driver's code, so this is a"
+            f" fault of the kit, not of the package; the crashed goroutine:\n{stack}"
+        )
+    if not raw.started and raw.killed:
+        gs = _dump_from_stderr(raw.stderr, raw.import_path)
+        return RunResult(
+            Verdict.FAIL,
+            "never-started",
+            "the kit's driver never started: the package's initialisation (its init functions"
+            " and package-level variables, which Go runs before any test) did not finish within"
+            f" {raw.start_waited:g} s (--step-timeout), and the process was killed after Go"
+            " printed its goroutines; every run would wait as long, so no other run is made",
+            raw,
+            details=show_goroutines(gs) or tuple(raw.stderr.strip().splitlines()[-12:]),
+            evidence=(EV_DUMP,),
+        )
     if raw.oom:
         return RunResult(
             Verdict.FAIL,
@@ -554,10 +686,11 @@ def _no_document(raw: RawRun) -> RunResult:
         if raw.returncode is not None and raw.returncode < 0
         else f"exited with status {raw.returncode}"
     )
+    before = "wrote its result" if raw.started else "started (in the package's initialisation)"
     return RunResult(
         Verdict.FAIL,
         "crash",
-        f"the test binary {how} before the driver wrote its result"
+        f"the test binary {how} before the driver {before}"
         f" ({raw.document_error or 'no document'}): the package ended the process"
         " (os.Exit or log.Fatal?) or killed it",
         raw,
@@ -635,7 +768,7 @@ def _judge_document(
             f"the run's log was not used: {log.reason}; the verdict rests on what does not"
             " depend on it"
         )
-    course = course_checks(doc)
+    course = course_checks(doc, _asked(raw))
     shape = _shape(doc)
     snaps = doc.snaps()
     missing = [s for s in doc.snapshots if s.status == "not_collected"]
@@ -726,8 +859,10 @@ def _judge_document(
         )
         details = tuple(s.error.splitlines()[1:13]) if s.status == "panic" else ()
         return fail("collect-panic", f"CollectSnapshot({s.id}) {what}", EV_COMPLETION, details)
-    if log.usable and run.unconfirmed is not None and (
-        course or shape or outcome_verdict == Verdict.FAIL
+    if (
+        log.usable
+        and run.unconfirmed is not None
+        and (course or shape or outcome_verdict == Verdict.FAIL)
     ):
         # The log's departure (a marker sent late, say) explains what the
         # course's checks, the snapshots' shape or the outcome show without it.

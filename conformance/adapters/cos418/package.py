@@ -34,6 +34,7 @@ __all__ = [
     "GoPackage",
     "Need",
     "inspect_package",
+    "lacks_names",
     "read_bounded",
     "scan_tree",
 ]
@@ -88,6 +89,10 @@ class Dialect:
     result: str
     tokens_field: str
     server_field: str
+    #: the files a package of this dialect is written in (named in help lines)
+    files: tuple[str, ...] = ()
+    #: the error code of a package closest to this dialect that lacks its names
+    code: str = "RL-INPUT-COS418-PACKAGE"
 
 
 DIALECTS: Final[Mapping[str, Dialect]] = {
@@ -118,6 +123,8 @@ DIALECTS: Final[Mapping[str, Dialect]] = {
         result="SnapshotState",
         tokens_field="tokens",
         server_field="serverId",
+        files=("server.go", "simulator.go"),
+        code="RL-INPUT-COS418-SERVERS",
     ),
     "nodes": Dialect(
         key="nodes",
@@ -150,6 +157,8 @@ DIALECTS: Final[Mapping[str, Dialect]] = {
         result="GlobalSnapshot",
         tokens_field="tokenMap",
         server_field="nodeId",
+        files=("node.go", "simulator.go"),
+        code="RL-INPUT-COS418-NODES",
     ),
 }
 
@@ -257,6 +266,9 @@ class GoPackage:
     tests: tuple[str, ...] = ()  #: its own ``*_test.go`` files
     notes: tuple[str, ...] = ()  #: what the kit could not find (e.g. the log's types)
     module: str = ""  #: the ``module`` line of go.mod
+    #: names of ``dialect`` (the closest one) the driver uses that the package lacks:
+    #: bad input, said once the package is known to compile (:func:`lacks_names`)
+    lacks: tuple[Need, ...] = ()
 
     @property
     def import_path(self) -> str:
@@ -387,37 +399,49 @@ def _missing(d: Dialect, decls: _Decls) -> list[Need]:
     return out
 
 
-def _dialect(decls: _Decls, where: str) -> tuple[Dialect, tuple[str, ...]]:
+def _dialect(decls: _Decls) -> tuple[Dialect, tuple[Need, ...], tuple[str, ...]]:
+    """The closest dialect, the names of it the package lacks, and notes."""
     scored = [(len(_missing(d, decls)), d) for d in DIALECTS.values()]
     scored.sort(key=lambda x: x[0])
-    best_missing, best = scored[0]
-    if best_missing:
-        lacks = _missing(best, decls)
-        shown = ", ".join(n.describe() for n in lacks)
-        raise InputError(
-            "this folder is not written against either dialect of the COS 418 snapshot"
-            f" assignment: it is closest to {best.title}, but lacks {shown}"
-            f" ({len(best.needs) - len(lacks)} of the {len(best.needs)} names the kit's"
-            " driver uses are there); see docs/cos418.md for the names of each dialect",
-            code="RL-INPUT-COS418-PACKAGE",
-            path=where,
-        )
+    best = scored[0][1]
+    lacks = tuple(_missing(best, decls))
     notes: list[str] = []
     absent = [t for t in best.log_types if t not in decls.types]
-    if absent:
+    if absent and not lacks:
         notes.append(
             f"the package declares no {', '.join(absent)}: the logger's course events cannot"
             " all be read, so runs are judged without their log where it is incomplete"
         )
-    return best, tuple(notes)
+    return best, lacks, tuple(notes)
 
 
-def inspect_package(path: Path) -> GoPackage:
+def lacks_names(package: GoPackage) -> None:
+    """:class:`InputError` (the closest dialect's code, whose help line names that
+    dialect's files) when the package lacks a name of its dialect the driver uses."""
+    if not package.lacks:
+        return
+    best = package.dialect
+    shown = ", ".join(n.describe() for n in package.lacks)
+    raise InputError(
+        "this folder is not written against either dialect of the COS 418 snapshot"
+        f" assignment: it is closest to {best.title}, but lacks {shown}"
+        f" ({len(best.needs) - len(package.lacks)} of the {len(best.needs)} names the kit's"
+        " driver uses are there); see docs/cos418.md for the names of each dialect",
+        code=best.code,
+        path=str(package.source),
+    )
+
+
+def inspect_package(path: Path, *, strict: bool = True) -> GoPackage:
     """Read what the kit needs to know about the package in ``path``.
 
     Raises :class:`InputError` (``RL-INPUT-COS418-PACKAGE``) when ``path`` is not a
-    directory of Go files of one package written against one dialect of the
-    assignment, or holds what the kit does not read (links, FIFOs, huge files).
+    directory of Go files of one package, or holds what the kit does not read
+    (links, FIFOs, huge files); and, with ``strict``, when it is not written against
+    one dialect of the assignment (:func:`lacks_names`).  Without ``strict`` that
+    is left to the caller, once the package is known to compile (the closest
+    dialect and what it lacks are in :attr:`GoPackage.lacks`): a package whose own
+    code does not compile is a build failure, not bad input.
     """
     where = str(path)
     try:
@@ -480,7 +504,7 @@ def inspect_package(path: Path) -> GoPackage:
             code="RL-INPUT-COS418-PACKAGE",
             path=where,
         )
-    dialect, notes = _dialect(_declarations(sources), where)
+    dialect, lacks, notes = _dialect(_declarations(sources))
     gomod = any(p == path / "go.mod" and not d for p, d in entries)
     directive = None
     module = ""
@@ -497,7 +521,7 @@ def inspect_package(path: Path) -> GoPackage:
         module = mm.group(1) if mm else ""
     test_data = path / "test_data"
     has_data = any(p == test_data and d for p, d in entries)
-    return GoPackage(
+    pkg = GoPackage(
         source=path.resolve(),
         name=name,
         gomod=gomod,
@@ -508,4 +532,8 @@ def inspect_package(path: Path) -> GoPackage:
         tests=tuple(tests),
         notes=notes,
         module=module,
+        lacks=lacks,
     )
+    if strict:
+        lacks_names(pkg)
+    return pkg

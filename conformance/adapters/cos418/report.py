@@ -276,6 +276,7 @@ def summary_json(s: PackageCheck, *, runs: bool = True) -> dict[str, object]:
         "counts": counts,
         "classes": [row.__dict__ for row in class_rows(s.runs)],
         "notes": list(s.notes),
+        "touches": [{"file": x.file, "line": x.line, "what": x.what} for x in s.touches],
         "folder": str(s.folder) if s.folder is not None else None,
         "report": str(s.folder / "report.html") if s.folder is not None else None,
         "exported": [str(p) for p in s.exported],
@@ -449,6 +450,13 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
     if not s.build.ok:
         html.append(
             f"<h2 class='fail'>The package does not build</h2><pre>{escape(s.build.output)}</pre>"
+        )
+    if s.touches:
+        items = "".join(f"<li><code>{escape(x.show())}</code></li>" for x in s.touches)
+        html.append(
+            "<h2>Touches the kit</h2><p>These places of the package's code do what the"
+            " assignment never needs and an attack on the kit does; the instructor decides what"
+            f" they mean.</p><ul>{items}</ul>"
         )
     html += _course_html(s)
     rows = "".join(

@@ -17,7 +17,7 @@ from pathlib import Path
 from redletter.conformance.adapters.cos418.campaign import PACKAGE_CLASS, CaseRun, Shrunk
 from redletter.conformance.adapters.cos418.course import CourseTest
 from redletter.conformance.adapters.cos418.package import GoPackage
-from redletter.conformance.adapters.cos418.workspace import Build, RunLimits
+from redletter.conformance.adapters.cos418.workspace import Build, KitTouch, RunLimits
 from redletter.conformance.formats.cos418 import Step
 from redletter.conformance.verdict import Divergence, Verdict
 
@@ -115,6 +115,21 @@ class PackageCheck:
     exported: tuple[Path, ...] = ()
     extra: Mapping[str, object] = field(default_factory=dict)
     total_seconds: float = 0.0
+    #: places of the package's code that touch the kit (imports unsafe, opens
+    #: descriptor 3, ends the process, ...), whatever the verdict: the instructor
+    #: decides what they mean
+    touches: tuple[KitTouch, ...] = ()
+
+    def touches_line(self) -> str:
+        """One line on :attr:`touches` ("" when there are none)."""
+        if not self.touches:
+            return ""
+        shown = "; ".join(t.show() for t in self.touches[:6])
+        more = f"; and {len(self.touches) - 6} more" if len(self.touches) > 6 else ""
+        return (
+            f"touches the kit: {len(self.touches)} place(s) of its code do what the assignment"
+            f" never needs and an attack on the kit does: {shown}{more}"
+        )
 
     @property
     def shown(self) -> CaseRun | None:

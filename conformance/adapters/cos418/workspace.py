@@ -16,6 +16,17 @@ descriptor 3 (a kit file the package cannot name either), stdout and stderr go
 to kit files, and the kit reads all of them through its own descriptors, with
 size caps.  The document's request digest and nonce are checked by the judge.
 
+What the driver writes on descriptor 3 is authenticated: every build links a
+fresh key into the driver (``-ldflags -X``: in no file of the package's folder,
+nor in a run's environment, arguments or stdin), the driver announces its start
+with an HMAC under it and tags its document with one over the document and the
+request's nonce, and :func:`read_channel` accepts nothing else.  The test binary
+is execute-only (unreadable, so neither the binary nor, for the sandbox's user,
+``/proc/self/mem`` can be read) and starts through :mod:`.confine` (no ``/proc``
+and no ``/sys``, where the kernel has Landlock).  Before that, the package is
+built alone (``go build``): a package that does not compile on its own fails
+quoting the compiler, whatever names it has.
+
 The build and every run happen in the kit's sandbox
 (:mod:`redletter.conformance.sandbox`: a fresh uid, a private read-only view in
 which only the run's own scratch folder is writable, no network, a PID
@@ -29,6 +40,8 @@ prints every goroutine's stack) and killed a moment later.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hmac
 import json
 import os
 import re
@@ -36,15 +49,22 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from hashlib import sha256
 from pathlib import Path
 from typing import IO, Final
 
-from redletter.conformance.adapters.cos418.package import GoPackage, read_bounded, scan_tree
+from redletter.conformance.adapters.cos418.package import (
+    GoPackage,
+    lacks_names,
+    read_bounded,
+    scan_tree,
+)
 from redletter.conformance.formats.cos418 import Scenario, Send, Snapshot, Topology
 from redletter.conformance.gonode import GO_HINT, find_go
 from redletter.conformance.judges.rundoc import scenario_json, topology_json
@@ -55,14 +75,18 @@ __all__ = [
     "BUILD_UID",
     "DRIVER_DIR",
     "Build",
+    "KitTouch",
     "RawRun",
     "RunLimits",
     "Workspace",
     "assemble",
     "copy_package",
     "driver_source",
+    "fit_go_mod",
     "go_env",
+    "kit_go_version",
     "read_capped",
+    "read_channel",
 ]
 
 DRIVER_DIR: Final = Path(__file__).resolve().parent / "driver"
@@ -71,6 +95,15 @@ _DIALECT_MARK: Final = "// __REDLETTER_DIALECT__"
 _HELPERS_MARK: Final = "// __REDLETTER_HELPERS__"
 #: The driver's file in the package copy.
 DRIVER_FILE: Final = "redletter_driver_test.go"
+#: The driver's variable the kit links each build's key into.
+KEY_VAR: Final = "redletterKey"
+#: Starts a test binary without /proc and /sys (Landlock), see its docstring.
+CONFINE: Final = Path(__file__).resolve().parent / "confine.py"
+#: The kit's scan of a package's source (a Go program, go/parser and go/types).
+SCAN_DIR: Final = Path(__file__).resolve().parent / "scan"
+#: The lines the driver writes on descriptor 3 besides its document.
+_START: Final = b"redletter-cos418-start "
+_TAG: Final = b"redletter-cos418-tag "
 #: How much of stdout and stderr the kit keeps (the end of each).
 _TAIL_BYTES: Final = 256 * 1024
 #: The largest run document the kit reads.
@@ -92,6 +125,11 @@ class Build:
     seconds: float
     command: str
     race: bool
+    #: ``package``: the package alone (``go build``) did not compile; ``driver``:
+    #: the test binary with the kit's driver (``go test -c``)
+    stage: str = "driver"
+    #: what the kit changed to build it with its own Go (a go line lowered), or ""
+    note: str = ""
 
     def error_lines(self, limit: int = 30) -> list[str]:
         """The compiler's lines, paths made relative to the package copy."""
@@ -101,8 +139,24 @@ class Build:
     def driver_only(self) -> bool:
         """Every error is in the kit's driver: the package lacks a name of the
         interface the driver uses (not a fault of its own code)."""
+        if self.stage != "driver":
+            return False
         located = [ln for ln in self.output.splitlines() if re.match(r"^\S+\.go:\d+", ln.strip())]
         return bool(located) and all(DRIVER_FILE in ln for ln in located)
+
+
+@dataclass(frozen=True)
+class KitTouch:
+    """A place in the package's source that does what the assignment never needs and
+    an attack on the kit does (imports unsafe, opens descriptor 3, ends the process,
+    names /proc/self, ...): shown with every verdict as "touches the kit"."""
+
+    file: str  #: relative to the package's folder, ``/``-separated
+    line: int
+    what: str  #: what it does and why that matters, in words
+
+    def show(self) -> str:
+        return f"{self.file}:{self.line}: {self.what}"
 
 
 @dataclass(frozen=True)
@@ -144,6 +198,13 @@ class RawRun:
     import_path: str = ""  #: the package's import path (its functions in Go's stacks)
     killed: bool = False  #: the kit killed it after ``kill_after`` (after SIGQUIT)
     oom: bool = False  #: the kernel's OOM killer stopped it (the run's memory limit)
+    #: the driver announced its start (its authenticated first line on descriptor 3)
+    started: bool = True
+    #: seconds the kit waited for that line before it killed the process (0: it came)
+    start_waited: float = 0.0
+    #: why descriptor 3 does not hold what the driver writes ("" : it does): the
+    #: process wrote there itself, so the run is tampering
+    channel: str = ""
 
 
 def read_capped(f: IO[bytes], limit: int, *, tail: bool) -> tuple[bytes, bool]:
@@ -204,6 +265,187 @@ def go_env(go: str, *, race: bool, gopath: Path | None) -> dict[str, str]:
         env["GO111MODULE"] = "on"
         env["GOFLAGS"] = "-mod=mod"
     return env
+
+
+@functools.cache
+def kit_go_version(go: str) -> str:
+    """The kit's Go as ``go env GOVERSION`` says it (``go1.27.3``); ``""`` if it
+    cannot say."""
+    try:
+        done = subprocess.run(
+            [go, "env", "GOVERSION"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            env={**go_env(go, race=False, gopath=None), "HOME": tempfile.gettempdir()},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def go_version_tuple(text: str) -> tuple[int, ...]:
+    """``go1.27.3`` or ``1.27`` as ``(1, 27, 3)`` / ``(1, 27)``; ``()`` if neither."""
+    m = re.match(r"^(?:go)?(\d+)\.(\d+)(?:\.(\d+))?", text.strip())
+    if m is None:
+        return ()
+    return tuple(int(x) for x in m.groups() if x is not None)
+
+
+_GO_LINE_RE: Final = re.compile(r"^(\s*go\s+)(\d+(?:\.\d+){0,2})(\s*(?://.*)?)$", re.MULTILINE)
+_TOOLCHAIN_RE: Final = re.compile(r"^\s*toolchain\s+\S+\s*(?://.*)?$\n?", re.MULTILINE)
+
+
+def fit_go_mod(pkg_dir: Path, kit_version: str) -> str:
+    """Lower the ``go`` line of the copy's go.mod to the kit's Go when it asks for a
+    newer one (and drop a ``toolchain`` line), so that the kit's Go builds it at all
+    (``GOTOOLCHAIN=local`` refuses a newer go line); returns what it did, in words,
+    or ``""`` when nothing was changed."""
+    gomod = pkg_dir / "go.mod"
+    kit = go_version_tuple(kit_version)
+    if not kit or not gomod.is_file():
+        return ""
+    text = gomod.read_text(encoding="utf-8", errors="replace")
+    m = _GO_LINE_RE.search(text)
+    if m is None or go_version_tuple(m.group(2)) <= kit:
+        return ""
+    asked = m.group(2)
+    lowered = f"{kit[0]}.{kit[1]}"
+    text = text[: m.start()] + f"{m.group(1)}{lowered}{m.group(3)}" + text[m.end() :]
+    text = _TOOLCHAIN_RE.sub("", text)
+    gomod.write_text(text, encoding="utf-8")
+    return (
+        f"go.mod asks for Go {asked}, newer than the kit's {kit_version}: the kit built a copy"
+        f" whose go line it lowered to `go {lowered}` (the package's folder is unchanged)"
+    )
+
+
+_scan_lock = threading.Lock()
+
+
+def scan_tool(go: str) -> Path:
+    """The kit's scanner (``scan/``), built once per source and Go version into the
+    kit's cache (``~/.cache/redletter/tools``), with a Go build cache of its own.
+    :class:`InternalError` if it does not build."""
+    digest = sha256(kit_go_version(go).encode())
+    for name in ("main.go", "go.mod"):
+        digest.update((SCAN_DIR / name).read_bytes())
+    tools = _go_cache().parent / "tools"
+    out = tools / f"scan-{digest.hexdigest()[:16]}"
+    with _scan_lock:
+        if out.is_file():
+            return out
+        tools.mkdir(parents=True, exist_ok=True)
+        tmp = tools / f".scan-{os.getpid()}-{secrets.token_hex(4)}"
+        env = {
+            **go_env(go, race=False, gopath=None),
+            "GOCACHE": str(tools / "gocache"),
+            "GOMODCACHE": str(tools / "gomodcache"),
+            "HOME": str(tools),
+        }
+        done = subprocess.run(
+            [go, "build", "-trimpath", "-o", str(tmp), "."],
+            cwd=SCAN_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if done.returncode != 0 or not tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            raise InternalError(f"the kit's source scanner does not build: {done.stderr.strip()}")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, out)
+    return out
+
+
+def confinement() -> str:
+    """What keeps a run's package from its driver's key, in words (for reports)."""
+    from redletter.conformance.adapters.cos418.confine import available
+
+    abi = available()
+    landlock = (
+        f"no /proc and no /sys (Landlock ABI {abi})"
+        if abi > 0
+        else "/proc and /sys readable (this kernel has no Landlock)"
+    )
+    return f"an execute-only test binary, {landlock}"
+
+
+def parse_touches(data: bytes) -> tuple[KitTouch, ...]:
+    """The scanner's JSON (a list of ``{file, line, what}``)."""
+    raw = json.loads(data.decode("utf-8"))
+    if not isinstance(raw, list):
+        raise ValueError("not a list")
+    out = []
+    for item in raw:
+        if not isinstance(item, dict):
+            raise ValueError("not an object")
+        out.append(KitTouch(str(item["file"]), int(item["line"]), str(item["what"])))
+    return tuple(out)
+
+
+def _tag(key: str, kind: str, nonce: str, payload: bytes) -> bytes:
+    """The driver's authentication tag (``redletterTag`` in the driver), in hex."""
+    head = f"redletter-cos418\x00{kind}\x00{nonce}\x00".encode()
+    return hmac.new(key.encode(), head + payload, "sha256").hexdigest().encode()
+
+
+def start_line(key: str) -> bytes:
+    """The first line the driver writes on descriptor 3, as soon as it runs."""
+    return _START + _tag(key, "start", "", b"") + b"\n"
+
+
+def read_channel(data: bytes, key: str, nonce: str) -> tuple[bool, bytes | None, str]:
+    """What descriptor 3 says: ``(the driver started, its document or None, why it
+    is not the driver's)``.  The driver writes its start line, then (when the run
+    ends) one document line and its tag line, and nothing else: anything else was
+    written by the process itself, and the run is tampering (a non-empty reason)."""
+    if not data:
+        return False, None, ""
+    start = start_line(key)
+    if not data.startswith(start):
+        first = data.split(b"\n", 1)[0]
+        if b"\n" not in data and start.startswith(data):
+            return False, None, ""  # the line being written when the process ended
+        return (
+            False,
+            None,
+            "descriptor 3 does not begin with the driver's authenticated start line"
+            f" ({len(first)} other bytes came first): the package wrote there before the"
+            " driver ran",
+        )
+    rest = data[len(start) :]
+    if not rest:
+        return True, None, ""
+    doc, sep, after = rest.partition(b"\n")
+    if not sep:
+        return True, None, "the document on descriptor 3 is cut short (no end of line, no tag)"
+    tag_line, sep, extra = after.partition(b"\n")
+    if not tag_line.startswith(_TAG) or not sep:
+        return (
+            True,
+            None,
+            "the document on descriptor 3 is not followed by the driver's tag: something"
+            " other than the driver wrote there",
+        )
+    if not hmac.compare_digest(tag_line[len(_TAG) :], _tag(key, "document", nonce, doc)):
+        return (
+            True,
+            None,
+            "the document's authentication tag is not the driver's for this run: the document"
+            " was not written by the kit's driver with the kit's request",
+        )
+    if extra:
+        return (
+            True,
+            None,
+            f"{len(extra)} bytes follow the driver's tagged document on descriptor 3: something"
+            " other than the driver wrote there",
+        )
+    return True, doc, ""
 
 
 def _request(
@@ -330,6 +572,11 @@ class Workspace:
         os.chmod(self._io, 0o700)
         self._counter = 0
         self.build_result: Build | None = None
+        #: what the kit changed to build the package with its own Go ("" : nothing)
+        self.go_note = ""
+        # This build's key (see the module docstring): in the kit's memory and the
+        # linker's arguments only, never in a file, an environment or a run's input.
+        self._key = secrets.token_hex(32)
         self._lock = threading.Lock()
         self._active: set[Sandbox] = set()
         self.aborted = False
@@ -384,23 +631,36 @@ class Workspace:
         return cache
 
     def prepare(self) -> None:
-        """Copy the package (without its tests and data) and write the driver."""
+        """Copy the package (without its tests and data), its go line fitted to the
+        kit's Go (:func:`fit_go_mod`)."""
         copy_package(self.package.source, self.pkg_dir, tests=False)
-        (self.pkg_dir / DRIVER_FILE).write_text(driver_source(self.package), encoding="utf-8")
+        self.go_note = fit_go_mod(self.pkg_dir, kit_go_version(self.go))
 
     def go_build(
-        self, pkg_dir: Path, gopath: Path | None, out: Path, *, timeout: float = 600.0
+        self,
+        pkg_dir: Path,
+        gopath: Path | None,
+        out: Path,
+        *,
+        timeout: float = 600.0,
+        alone: bool = False,
+        ldflags: str = "",
     ) -> Build:
-        """``go test -c`` of ``pkg_dir`` into ``out``, in the sandbox."""
+        """``go test -c`` of ``pkg_dir`` into ``out`` (``alone``: ``go build`` of the
+        package without its tests, which writes nothing), in the sandbox.  ``ldflags``
+        go to the linker and are never shown (they carry the build's key)."""
         if self.race and shutil.which("gcc") is None and shutil.which("cc") is None:
             raise EnvironmentMissing(
                 "--race needs cgo and a C compiler (gcc or cc), and none is on PATH;"
                 " install one (e.g. `apt-get install gcc`) or run without --race",
                 code="RL-ENV-COS418",
             )
-        cmd = [self.go, "test", "-vet=off", "-c", "-o", str(out)]
+        cmd = [self.go, "build"] if alone else [self.go, "test", "-vet=off", "-c", "-o", str(out)]
         if self.race:
             cmd.append("-race")
+        shown = " ".join(Path(c).name if c == self.go else c for c in cmd)
+        if ldflags:
+            cmd.append("-ldflags=" + ldflags)
         cmd.append(".")
         started = time.monotonic()
         # The compiler runs in the sandbox too: the package is the user's, and cgo
@@ -432,7 +692,7 @@ class Workspace:
             try:
                 out_bytes, _ = proc.communicate(timeout=timeout)
                 output = out_bytes[-_TAIL_BYTES:].decode("utf-8", "replace").strip()
-                ok = proc.returncode == 0 and out.is_file()
+                ok = proc.returncode == 0 and (alone or out.is_file())
             except subprocess.TimeoutExpired:
                 sb.kill()
                 proc.communicate()
@@ -442,24 +702,98 @@ class Workspace:
                     self._active.discard(sb)
             self.sandbox_report = sb.report()
         output = output.replace(str(pkg_dir) + os.sep, "")
-        shown = " ".join(Path(c).name if c == self.go else c for c in cmd[:-1])
+        if ldflags:
+            output = output.replace(ldflags, "-ldflags=...")
         return Build(
             ok=ok,
-            binary=out if ok else None,
+            binary=out if ok and not alone else None,
             output=output,
             seconds=time.monotonic() - started,
             command=f"{shown.replace(str(out), out.name)} .",
             race=self.race,
+            stage="package" if alone else "driver",
+            note=self.go_note,
         )
 
     def build(self, *, timeout: float = 600.0) -> Build:
-        """Copy, write the driver and compile the test binary (once)."""
-        if self.build_result is None:
-            self.prepare()
-            self.build_result = self.go_build(
-                self.pkg_dir, self.gopath, self.binary, timeout=timeout
-            )
-        return self.build_result
+        """Copy the package and build it (once): first on its own (``go build``: a
+        package that does not compile is a build failure, whatever its names), then,
+        when it has every name the driver uses, with the driver and this build's key
+        (``go test -c``); the test binary is then made execute-only.
+
+        Raises :class:`InputError` when the package compiles but lacks a name the
+        driver uses (:attr:`~.package.GoPackage.lacks`), and
+        :class:`EnvironmentMissing` when its go.mod asks for a newer Go than the
+        kit's and it does not compile with the kit's."""
+        if self.build_result is not None:
+            return self.build_result
+        self.prepare()
+        alone = self.go_build(self.pkg_dir, self.gopath, self.binary, timeout=timeout, alone=True)
+        if not alone.ok:
+            if self.go_note:
+                lines = [ln.strip() for ln in alone.output.splitlines() if ln.strip()]
+                first = next((ln for ln in lines if re.match(r"^\S+\.go:\d+", ln)), "")
+                first = first or (lines or ["?"])[0]
+                raise EnvironmentMissing(
+                    f"{self.package.source}: its {self.go_note.split(':', 1)[0]}, and built with"
+                    f" the kit's Go it does not compile ({first}): give the kit a Go of that"
+                    f" version or later ({GO_HINT})",
+                    code="RL-ENV-COS418",
+                )
+            self.build_result = alone
+            return alone
+        lacks_names(self.package)
+        (self.pkg_dir / DRIVER_FILE).write_text(driver_source(self.package), encoding="utf-8")
+        built = self.go_build(
+            self.pkg_dir,
+            self.gopath,
+            self.binary,
+            timeout=timeout,
+            ldflags=f"-X={self.package.import_path}.{KEY_VAR}={self._key}",
+        )
+        if built.ok:
+            # Execute-only: neither the package (through /proc/self/exe) nor anyone
+            # else in a sandbox reads the key out of the binary.
+            os.chmod(self.binary, 0o111)
+        self.build_result = built
+        return built
+
+    def scan(self, *, timeout: float = 60.0) -> tuple[tuple[KitTouch, ...], str]:
+        """The places of the package's code that touch the kit (:class:`KitTouch`),
+        read by the kit's scanner from the copy (call after :meth:`build`), in the
+        sandbox; and why the scan failed ("" when it did not)."""
+        try:
+            tool = scan_tool(self.go)
+        except InternalError as exc:
+            return (), exc.message
+        with Sandbox(self.policy, name="scan") as sb:
+            with self._lock:
+                if self.aborted:
+                    raise KeyboardInterrupt
+                self._active.add(sb)
+            try:
+                proc = sb.popen(
+                    [str(tool), str(self.pkg_dir), self.package.import_path],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                    readable=[self.pkg_dir],
+                )
+                try:
+                    out, err = proc.communicate(timeout=timeout)
+                except subprocess.TimeoutExpired:
+                    sb.kill()
+                    proc.communicate()
+                    return (), f"the scan did not finish in {timeout:g} s"
+            finally:
+                with self._lock:
+                    self._active.discard(sb)
+        if proc.returncode != 0:
+            return (), f"the scan failed ({err.decode('utf-8', 'replace').strip()[:300]})"
+        try:
+            return parse_touches(out), ""
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            return (), f"the scan's output is not what it writes ({exc})"
 
     def new_scratch(self) -> tuple[Path, Path]:
         """A fresh ``(scratch, io)`` pair of folders for one run."""
@@ -481,18 +815,37 @@ class Workspace:
         stdin: bytes,
         kill_after: float,
         with_document: bool,
+        watch: Callable[[bytes], str] | None = None,
     ) -> tuple[int | None, bool, bool, bytes, bytes, bytes | None, str, float]:
         """Run ``argv`` in a sandbox with kit-owned stdin, stdout, stderr (and a
         document file on descriptor 3): ``(returncode or None if killed, killed,
-        oom, stdout tail, stderr tail, document or None, why no document, seconds)``."""
+        oom, stdout tail, stderr tail, document or None, why no document, seconds)``.
+
+        The program gets stdin read-only and the other files write-only, appending:
+        it can neither read back nor rewrite what was written there; the kit reads
+        them through descriptors of its own.  ``watch`` is called with the start of
+        descriptor 3 every 50 ms while the program runs: a non-empty answer stops it
+        (``"quit"``: SIGQUIT first, so that Go prints every goroutine; anything else:
+        at once) and is returned as why there is no document."""
         started = time.monotonic()
-        files = {name: open(io / name, "w+b") for name in ("stdin", "stdout", "stderr", "doc")}  # noqa: SIM115
+        names = ("stdin", "stdout", "stderr", "doc")
+        paths = {name: io / name for name in names}
+        for name in names:
+            fd = os.open(paths[name], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            try:
+                if name == "stdin":
+                    os.write(fd, stdin)
+            finally:
+                os.close(fd)
+        mine: dict[str, IO[bytes]] = {name: open(paths[name], "rb") for name in names}  # noqa: SIM115
+        theirs: dict[str, IO[bytes]] = {
+            name: open(paths[name], "rb" if name == "stdin" else "ab", buffering=0)  # noqa: SIM115
+            for name in names
+        }
         try:
-            files["stdin"].write(stdin)
-            files["stdin"].flush()
-            files["stdin"].seek(0)
             rc: int | None
             killed = False
+            stopped = ""
             with Sandbox(self.policy, name="run") as sb:
                 with self._lock:
                     if self.aborted:
@@ -501,23 +854,37 @@ class Workspace:
                 proc = sb.popen(
                     argv,
                     env=env,
-                    stdin=files["stdin"],
-                    stdout=files["stdout"],
-                    stderr=files["stderr"],
+                    stdin=theirs["stdin"],
+                    stdout=theirs["stdout"],
+                    stderr=theirs["stderr"],
                     writable=writable,
                     hide=[self._io],
                     cwd=cwd,
-                    extra_fds=(files["doc"].fileno(),) if with_document else (),
+                    extra_fds=(theirs["doc"].fileno(),) if with_document else (),
                 )
+                for f in theirs.values():
+                    f.close()
                 try:
-                    rc = proc.wait(timeout=kill_after)
+                    deadline = started + kill_after
+                    rc = None
+                    while rc is None:
+                        try:
+                            rc = proc.wait(timeout=0.05 if watch is not None else kill_after)
+                        except subprocess.TimeoutExpired:
+                            if time.monotonic() >= deadline:
+                                raise
+                            if watch is not None:
+                                stopped = watch(os.pread(mine["doc"].fileno(), 4096, 0))
+                                if stopped:
+                                    raise
                 except subprocess.TimeoutExpired:
-                    # Ask Go for every goroutine's stack before killing it.
                     killed = True
-                    with contextlib.suppress(OSError):
-                        proc.send_signal(signal.SIGQUIT)
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        proc.wait(timeout=_QUIT_GRACE)
+                    if stopped in ("", "quit"):
+                        # Ask Go for every goroutine's stack before killing it.
+                        with contextlib.suppress(OSError):
+                            proc.send_signal(signal.SIGQUIT)
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            proc.wait(timeout=_QUIT_GRACE)
                     rc = None
                 finally:
                     sb.kill()
@@ -525,24 +892,30 @@ class Workspace:
                         self._active.discard(sb)
                 oom = sb.oom_killed()
                 self.sandbox_report = sb.report()
-            stdout, _ = read_capped(files["stdout"], _TAIL_BYTES, tail=True)
-            stderr, _ = read_capped(files["stderr"], _TAIL_BYTES, tail=True)
+            stdout, _ = read_capped(mine["stdout"], _TAIL_BYTES, tail=True)
+            stderr, _ = read_capped(mine["stderr"], _TAIL_BYTES, tail=True)
             document: bytes | None = None
-            why = ""
+            why = stopped if stopped not in ("", "quit") else ""
             if with_document:
-                document, more = read_capped(files["doc"], _DOC_BYTES, tail=False)
+                document, more = read_capped(mine["doc"], _DOC_BYTES, tail=False)
                 if more:
                     document, why = None, f"the document held more than {_DOC_BYTES:,} bytes"
                 elif not document:
-                    document, why = None, "the driver wrote no document"
+                    document, why = None, why or "the driver wrote no document"
             return rc, killed, oom, stdout, stderr, document, why, time.monotonic() - started
         finally:
-            for f in files.values():
-                f.close()
+            for handle in (*mine.values(), *theirs.values()):
+                handle.close()
             shutil.rmtree(io, ignore_errors=True)
 
     def run(self, topology: Topology, scenario: Scenario, seed: int, limits: RunLimits) -> RawRun:
-        """Run the test binary on one scenario under one simulator seed."""
+        """Run the test binary on one scenario under one simulator seed.
+
+        The driver must announce its start within ``limits.step_timeout`` (the
+        package's init functions run before it): otherwise the run is stopped
+        there, with Go's goroutine dump, and :attr:`RawRun.started` is false.  A
+        first line on descriptor 3 that is not the driver's stops it at once
+        (tampering)."""
         if self.build_result is None or not self.build_result.ok:
             raise InternalError("Workspace.run before a successful build")
         scratch, io = self.new_scratch()
@@ -552,8 +925,35 @@ class Workspace:
         env = {k: env[k] for k in ("PATH", "LANG", "GODEBUG")}
         if self.race:
             env["GORACE"] = "halt_on_error=0 history_size=2 atexit_sleep_ms=0"
+        key = self._key
+        start = start_line(key)
+        start_limit = min(limits.step_timeout, limits.kill_after)
+        begun = time.monotonic()
+        seen: list[bool] = []
+
+        def watch(head: bytes) -> str:
+            if seen:
+                return ""
+            if head.startswith(start):
+                seen.append(True)
+                return ""
+            if head and not start.startswith(head):
+                return "tampered"
+            return "quit" if time.monotonic() - begun > start_limit else ""
+
         rc, killed, oom, out, err, doc_bytes, why, seconds = self.run_program(
-            [str(self.binary), "-test.run", "^TestRedletterDriver$", "-test.count=1"],
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                "-B",
+                str(CONFINE),
+                "--",
+                str(self.binary),
+                "-test.run",
+                "^TestRedletterDriver$",
+                "-test.count=1",
+            ],
             env=env,
             cwd=scratch,
             writable=[scratch],
@@ -561,25 +961,29 @@ class Workspace:
             stdin=request,
             kill_after=limits.kill_after,
             with_document=True,
+            watch=watch,
         )
         shutil.rmtree(scratch, ignore_errors=True)
+        started, doc_line, channel = read_channel(doc_bytes or b"", key, nonce)
         doc: dict[str, object] | None = None
-        if doc_bytes is not None:
+        if doc_line is not None:
             try:
-                loaded = json.loads(doc_bytes.decode("utf-8"))
+                loaded = json.loads(doc_line.decode("utf-8"))
             except (ValueError, UnicodeDecodeError):
-                why = "the document on descriptor 3 is not one JSON object"
+                channel = "the driver's document on descriptor 3 is not one JSON object"
             else:
                 if isinstance(loaded, dict):
                     doc = loaded
                 else:
-                    why = "the document on descriptor 3 is not one JSON object"
+                    channel = "the driver's document on descriptor 3 is not one JSON object"
+        elif started and not channel and why == "the driver wrote no document":
+            why = "the driver started but wrote no document"
         return RawRun(
             topology=topology,
             scenario=scenario,
             seed=seed,
             document=doc,
-            document_error=why,
+            document_error=why if doc is None else "",
             returncode=rc,
             stdout=out.decode("utf-8", "replace"),
             stderr=err.decode("utf-8", "replace"),
@@ -591,4 +995,7 @@ class Workspace:
             import_path=self.package.import_path,
             killed=killed,
             oom=oom,
+            started=started,
+            start_waited=0.0 if started else min(seconds, start_limit),
+            channel=channel,
         )

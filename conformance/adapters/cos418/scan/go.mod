@@ -1,0 +1,3 @@
+module redletter.invalid/scan
+
+go 1.21

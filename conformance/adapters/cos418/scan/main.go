@@ -1,0 +1,309 @@
+// Command scan reads the Go source of a COS 418 package (never running it) and
+// lists, as JSON on stdout, every place where its code does what the
+// assignment never needs and an attack on the kit does: importing unsafe,
+// syscall or cgo, opening files or descriptors, reading stdin, ending the
+// process, naming /proc paths, embedding files, linking to other packages'
+// symbols. The kit puts each in the verdict as a "touches the kit" note, with
+// its file and line; the instructor decides what it means.
+//
+// Usage: scan DIR IMPORTPATH  (every .go file below DIR but *_test.go, of the
+// package imported as IMPORTPATH, whose subfolders' packages it may import;
+// written for redletter, run in its sandbox on the kit's copy of the package.)
+//
+// It works on go/parser's syntax tree and go/types' constants, not on text:
+// comments and strings cannot hide a call, and a path built from constants
+// ("/pr" + "oc/self") is seen whole. Imported packages are not loaded (an
+// empty stand-in answers for each), so scanning takes milliseconds.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+type finding struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	What string `json:"what"`
+}
+
+// allowed are the standard packages a solution may import without a note:
+// computation, formatting, synchronisation, time. Everything else is noted.
+var allowed = map[string]bool{
+	"bufio": true, "bytes": true, "cmp": true, "container/heap": true, "container/list": true,
+	"container/ring": true, "context": true, "errors": true, "fmt": true, "hash": true,
+	"hash/crc32": true, "hash/fnv": true, "iter": true, "io": true, "log": true, "maps": true,
+	"math": true, "math/big": true, "math/bits": true, "math/rand": true, "math/rand/v2": true,
+	"os": true, "reflect": true, "regexp": true, "runtime": true, "runtime/debug": true,
+	"slices": true, "sort": true, "strconv": true, "strings": true, "sync": true,
+	"sync/atomic": true, "text/tabwriter": true, "time": true, "unicode": true,
+	"unicode/utf8": true, "unicode/utf16": true, "encoding/json": true, "encoding/hex": true,
+	"encoding/binary": true, "crypto/sha256": true, "crypto/md5": true,
+}
+
+// imports says why an import is noted, for those worth more than the generic line.
+var imports = map[string]string{
+	"unsafe":        "imports unsafe: it reads and writes any memory of the process, where the kit's driver and its key are",
+	"syscall":       "imports syscall: system calls reach descriptors, signals and the process's own memory",
+	"C":             "imports C (cgo): C code does anything the process can",
+	"runtime/cgo":   "imports runtime/cgo: C code does anything the process can",
+	"os/exec":       "imports os/exec: it starts other programs",
+	"os/signal":     "imports os/signal: it intercepts the signals the kit sends",
+	"plugin":        "imports plugin: it loads code the kit never saw",
+	"embed":         "imports embed: it puts files into the binary when it is built",
+	"io/ioutil":     "imports io/ioutil: it reads and writes files by name",
+	"debug/elf":     "imports debug/elf: it reads executables (its own binary)",
+	"net":           "imports net: the assignment has no network",
+	"runtime/pprof": "imports runtime/pprof: it writes profiles of the process",
+}
+
+// osUses says why a use of package os is noted; os names not listed here and not
+// in osQuiet are noted as "uses os.X".
+var osUses = map[string]string{
+	"Exit":         "uses os.Exit: it ends the process, so the driver never writes its result",
+	"Stdin":        "reads os.Stdin, where the kit's request to its driver comes",
+	"NewFile":      "opens a descriptor by number (os.NewFile): descriptor 3 carries the driver's result",
+	"Pipe":         "makes a pipe (os.Pipe): e.g. to replace the driver's stdin",
+	"Open":         "opens a file (os.Open)",
+	"OpenFile":     "opens a file (os.OpenFile)",
+	"ReadFile":     "reads a file (os.ReadFile)",
+	"Create":       "creates a file (os.Create)",
+	"WriteFile":    "writes a file (os.WriteFile)",
+	"ReadDir":      "lists a folder (os.ReadDir)",
+	"DirFS":        "opens a folder as a file system (os.DirFS)",
+	"Readlink":     "reads a link (os.Readlink)",
+	"Executable":   "finds its own binary (os.Executable)",
+	"StartProcess": "starts a process (os.StartProcess)",
+	"FindProcess":  "finds a process to signal (os.FindProcess)",
+}
+
+var osQuiet = map[string]bool{
+	"Stdout": true, "Stderr": true, "Getenv": true, "LookupEnv": true, "Environ": true,
+	"Getpid": true, "Getppid": true, "Args": true, "Hostname": true, "IsNotExist": true,
+	"IsExist": true, "ErrNotExist": true, "ErrExist": true, "Getpagesize": true,
+}
+
+// otherUses: functions of allowed packages that are noted anyway.
+var otherUses = map[string]map[string]string{
+	"log": {
+		"Fatal":   "calls log.Fatal: it ends the process (os.Exit), so the driver never writes its result",
+		"Fatalf":  "calls log.Fatalf: it ends the process (os.Exit), so the driver never writes its result",
+		"Fatalln": "calls log.Fatalln: it ends the process (os.Exit), so the driver never writes its result",
+	},
+	"runtime/debug": {
+		"WriteHeapDump":   "writes a heap dump (runtime/debug.WriteHeapDump): the process's memory, where the driver's key is",
+		"SetPanicOnFault": "turns faults into panics (runtime/debug.SetPanicOnFault): only for reading memory it does not own",
+	},
+	"runtime": {
+		"Goexit": "calls runtime.Goexit: it ends a goroutine (the driver's, if it runs there) without returning",
+	},
+}
+
+// paths are the parts of a path that name the process itself or its descriptors.
+var paths = []string{"/proc/", "/dev/fd", "/dev/stdin"}
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: scan DIR IMPORTPATH")
+		os.Exit(2)
+	}
+	root, own := os.Args[1], os.Args[2]
+	byDir := map[string][]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			byDir[filepath.Dir(p)] = append(byDir[filepath.Dir(p)], p)
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scan:", err)
+		os.Exit(1)
+	}
+	out := []finding{}
+	dirs := make([]string, 0, len(byDir))
+	for d := range byDir {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		out = append(out, scanDir(root, own, byDir[d])...)
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].File != out[b].File {
+			return out[a].File < out[b].File
+		}
+		return out[a].Line < out[b].Line
+	})
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		os.Exit(1)
+	}
+}
+
+// stand is an importer that answers every path with an empty package: the
+// type checker then still folds the package's own constants.
+type stand struct{ pkgs map[string]*types.Package }
+
+func (s stand) Import(path string) (*types.Package, error) {
+	if p, ok := s.pkgs[path]; ok {
+		return p, nil
+	}
+	name := path[strings.LastIndex(path, "/")+1:]
+	if v := strings.TrimPrefix(name, "v"); v != name {
+		if _, err := strconv.Atoi(v); err == nil && strings.Contains(path, "/") {
+			trimmed := path[:strings.LastIndex(path, "/")]
+			name = trimmed[strings.LastIndex(trimmed, "/")+1:]
+		}
+	}
+	p := types.NewPackage(path, name)
+	p.MarkComplete()
+	s.pkgs[path] = p
+	return p, nil
+}
+
+func scanDir(root, own string, files []string) []finding {
+	fset := token.NewFileSet()
+	var asts []*ast.File
+	var out []finding
+	rel := func(pos token.Pos) (string, int) {
+		p := fset.Position(pos)
+		r, err := filepath.Rel(root, p.Filename)
+		if err != nil {
+			r = p.Filename
+		}
+		return filepath.ToSlash(r), p.Line
+	}
+	note := func(pos token.Pos, what string) {
+		f, l := rel(pos)
+		out = append(out, finding{f, l, what})
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		// A file with syntax errors still gives what it could parse; the build
+		// says what is wrong with it.
+		file, _ := parser.ParseFile(fset, f, nil, parser.ParseComments)
+		if file != nil {
+			asts = append(asts, file)
+		}
+	}
+	// The type checker resolves every name (a local variable called os is not
+	// the package) and folds constants; imported packages are empty stand-ins.
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
+	conf := types.Config{Importer: stand{map[string]*types.Package{}}, Error: func(error) {}, FakeImportC: true}
+	conf.Check("scanned", fset, asts, info)
+
+	isOwn := func(path string) bool { return path == own || strings.HasPrefix(path, own+"/") }
+	for _, file := range asts {
+		// Directives: //go:embed and //go:linkname (line comments, as the compiler reads them).
+		for _, group := range file.Comments {
+			for _, c := range group.List {
+				text := c.Text
+				switch {
+				case strings.HasPrefix(text, "//go:embed"):
+					note(c.Pos(), "embeds files into the binary ("+strings.TrimSpace(text)+")")
+				case strings.HasPrefix(text, "//go:linkname"):
+					note(c.Pos(), "links to another package's symbol ("+strings.TrimSpace(text)+"): the runtime's or the kit's driver's")
+				}
+			}
+		}
+		for _, spec := range file.Imports {
+			path, err := strconv.Unquote(spec.Path.Value)
+			if err != nil {
+				continue
+			}
+			dotted := strings.Contains(strings.SplitN(path, "/", 2)[0], ".")
+			switch {
+			case spec.Name != nil && spec.Name.Name == ".":
+				note(spec.Pos(), fmt.Sprintf("imports %q with a dot: its names then appear unqualified, so the kit cannot tell which it uses", path))
+			case imports[path] != "":
+				note(spec.Pos(), imports[path])
+			case allowed[path] || isOwn(path):
+			case dotted:
+				note(spec.Pos(), fmt.Sprintf("imports %q, a package from outside the standard library", path))
+			default:
+				note(spec.Pos(), fmt.Sprintf("imports %q, which the assignment does not need", path))
+			}
+		}
+		// Uses of the noted names: any reference (a call, or the function as a value).
+		ast.Inspect(file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			id, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			pkgName, ok := info.Uses[id].(*types.PkgName)
+			if !ok {
+				return true
+			}
+			path, name := pkgName.Imported().Path(), sel.Sel.Name
+			if path == "os" {
+				if why, ok := osUses[name]; ok {
+					note(sel.Pos(), why)
+				} else if !osQuiet[name] {
+					note(sel.Pos(), "uses os."+name+", which the assignment does not need")
+				}
+				return true
+			}
+			if why, ok := otherUses[path][name]; ok {
+				note(sel.Pos(), why)
+			}
+			return true
+		})
+	}
+	// Constant strings that name the process itself (folded by go/types).
+	type span struct {
+		pos, end token.Pos
+		value    string
+	}
+	var found []span
+	for expr, tv := range info.Types {
+		if tv.Value == nil || tv.Value.Kind() != constant.String {
+			continue
+		}
+		v := constant.StringVal(tv.Value)
+		for _, p := range paths {
+			if strings.Contains(v, p) {
+				found = append(found, span{expr.Pos(), expr.End(), v})
+				break
+			}
+		}
+	}
+	sort.Slice(found, func(a, b int) bool {
+		if found[a].pos != found[b].pos {
+			return found[a].pos < found[b].pos
+		}
+		return found[a].end > found[b].end
+	})
+	var last token.Pos
+	for _, s := range found {
+		if s.pos < last {
+			continue // inside one already noted
+		}
+		last = s.end
+		shown := s.value
+		if len(shown) > 60 {
+			shown = shown[:60] + "..."
+		}
+		note(s.pos, fmt.Sprintf("names the path %q: the process's own memory, binary and descriptors are there", shown))
+	}
+	return out
+}
