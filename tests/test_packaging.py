@@ -50,6 +50,8 @@ def test_the_wheel_installs_one_import_name_and_ships_the_spec(tmp_path: Path) -
     for driver in ("driver_test.go.tmpl", "repro_test.go.tmpl", "dialect_servers.go.part",
                    "dialect_nodes.go.part", "helpers.go.part"):  # fmt: skip
         assert f"redletter/conformance/adapters/cos418/driver/{driver}" in names
+    for tool in ("scan/main.go", "scan/go.mod", "confine.py"):
+        assert f"redletter/conformance/adapters/cos418/{tool}" in names
     for asset in ("explorer.html", "explorer.js", "explorer.css", "page.css", "report.html"):
         assert f"redletter/render/assets/{asset}" in names  # the explorer and report pages
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
