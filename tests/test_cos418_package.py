@@ -40,7 +40,7 @@ from redletter.conformance.adapters.cos418.campaign import (
 )
 from redletter.conformance.adapters.cos418.course import parse_go_test
 from redletter.conformance.adapters.cos418.judge import judge_raw
-from redletter.conformance.adapters.cos418.workspace import Workspace
+from redletter.conformance.adapters.cos418.workspace import Workspace, kit_go_version
 from redletter.conformance.formats.cos418 import Send, Snapshot, Tick, read_scenario, read_topology
 from redletter.conformance.gonode import find_go
 from redletter.conformance.verdict import Verdict
@@ -368,7 +368,12 @@ def _ids(entries: list[Entry]) -> list[str]:
 CORRECT = [e for e in ENTRIES if e.expect == "pass"]
 #: Entries whose own course test never ends (the course's harness ticks for ever).
 HANGING = frozenset({"deadlock", "never-completes", "waits-first-channel", "forwards-next-id"})
-BUGGY = [e for e in ENTRIES if e.expect == "fail" and e.entry != "build-error"]
+BUGGY = [e for e in ENTRIES if e.expect == "fail" and e.rule != "build error"]
+UNBUILT = [e for e in ENTRIES if e.rule == "build error"]
+#: Correct entries that differ from the base only in their go.mod: the smallest
+#: campaign shows what the kit says about them (the course's test runs too).
+GO_MOD = frozenset({"go-1.24", "newer-go"})
+SMALL = CheckOptions(scenarios=2, seeds=1, shrink=False, test_data=False)
 
 
 @pytest.mark.go
@@ -376,7 +381,7 @@ BUGGY = [e for e in ENTRIES if e.expect == "fail" and e.entry != "build-error"]
 @needs_go
 @pytest.mark.parametrize("entry", CORRECT, ids=_ids(CORRECT))
 def test_a_correct_gallery_package_passes(entry: Entry, gallery: Path, tmp_path: Path) -> None:
-    opts = SLEEPY if entry.entry == "sleepy-collect" else QUICK
+    opts = SLEEPY if entry.entry == "sleepy-collect" else SMALL if entry.entry in GO_MOD else QUICK
     check = _check(gallery / entry.name, tmp_path, opts)
     bad = [
         (r.case.name, r.seed, r.result.message) for r in check.runs if r.result.verdict != "pass"
@@ -389,6 +394,28 @@ def test_a_correct_gallery_package_passes(entry: Entry, gallery: Path, tmp_path:
         assert check.disagreement.startswith("The course's test fails in ")
         assert "Those files hold for one schedule only" in check.disagreement
         assert "runs give exactly the snapshots Chandy–Lamport records" in check.disagreement
+    assert GO is not None
+    kit = kit_go_version(GO)
+    major_minor = ".".join(kit.removeprefix("go").split(".")[:2])
+    lowered = (
+        f"go.mod asks for Go 1.99, newer than the kit's {kit}: the kit built a copy whose go"
+        f" line it lowered to `go {major_minor}` (the package's folder is unchanged)"
+    )
+    godebug = (
+        "the kit ran it with GODEBUG=randseednop=0, which plain `go test` does not set: this"
+        f" go.mod says `go {'1.99' if entry.entry == 'newer-go' else '1.24'}`, under which Go 1.24"
+        f" and later ({kit} here) ignore rand.Seed, so plain `go test` draws other delays"
+        " than the course's golden .snap files were made with"
+    )
+    if entry.entry == "newer-go":
+        assert lowered in check.notes
+        assert check.course.env_note == f"{godebug}; {lowered}"
+    elif entry.entry == "go-1.24":
+        assert check.course.env_note == godebug
+        assert check.course.command == "GODEBUG=randseednop=0 go test -v ."
+        assert check.course.summary() == f"pass (5 test(s)); note: {godebug}"
+    else:
+        assert (check.course.env_note, check.touches) == ("", ())
 
 
 @pytest.mark.go
@@ -425,28 +452,44 @@ RACY = [e for e in ENTRIES if e.expect == "fail-race"]
 def test_a_data_race_is_found_only_under_the_race_detector(
     entry: Entry, gallery: Path, tmp_path: Path
 ) -> None:
+    # Without the race detector every run passes (a package that logs from its own
+    # goroutines too: the driver reads the log only while nothing else writes it).
     plain = _check(gallery / entry.name, tmp_path, QUICK)
-    assert plain.verdict == Verdict.PASS, plain.message
+    bad = [
+        (r.case.name, r.seed, r.result.message) for r in plain.runs if r.result.verdict != "pass"
+    ]
+    assert (plain.verdict, bad) == (Verdict.PASS, []), plain.message
+    # Under it, the kit's own runs find the race (collectors and ticks interleave as
+    # under the course's harness), not only the course's go test -race.
     raced = _check(gallery / entry.name, tmp_path, CheckOptions(race=True, shrink=False))
     assert raced.verdict == Verdict.FAIL
+    first = raced.first_failure
+    assert first is not None and first.result.kind == "data-race", raced.message
+    assert first.case.klass in (*entry.shows_on, "package"), first.case.klass
     assert raced.message.startswith("the race detector found"), raced.message
     assert ".go:" in raced.message
     assert raced.course is not None and raced.course.race
+    assert str(raced.course.verdict) == entry.course_test, raced.course.summary()
 
 
 @pytest.mark.go
 @pytest.mark.slow
 @needs_go
-@pytest.mark.parametrize("dialect", ["servers", "nodes"])
+@pytest.mark.parametrize("entry", UNBUILT, ids=_ids(UNBUILT))
 def test_a_build_error_is_a_fail_quoting_the_compiler(
-    dialect: str, gallery: Path, tmp_path: Path
+    entry: Entry, gallery: Path, tmp_path: Path
 ) -> None:
-    check = _check(gallery / dialect / "build-error", tmp_path, QUICK)
+    # Built on its own before its names are read: a package whose simulator.go was
+    # overwritten lacks the dialect's names, and is still a build failure.
+    check = _check(gallery / entry.name, tmp_path, SMALL)
     assert (check.verdict, check.build.ok, check.runs) == (Verdict.FAIL, False, ())
-    assert check.message.startswith(
-        "the package does not build (go test -vet=off -c -o pkg.test .): "
-    )
+    assert (check.build.stage, check.build.command) == ("package", "go build .")
+    line = next(ln for ln in check.build.error_lines() if ".go:" in ln)
+    assert check.message == f"the package does not build on its own (go build .): {line.strip()}"
+    broken = {"build-error": f"./{'server' if entry.dialect == 'servers' else 'node'}.go:"}
+    assert line.startswith(broken.get(entry.entry, "./simulator.go:")), line
     assert not check.build.driver_only
+    assert check.course is None or check.course.verdict == Verdict.FAIL
 
 
 @pytest.mark.go

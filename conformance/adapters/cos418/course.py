@@ -140,21 +140,18 @@ _RANDSEED_SINCE: Final = (1, 24)
 def _env_note(ws: Workspace, lowered: str) -> str:
     """What the kit's ``go test`` had that the student's would not: ``GODEBUG=
     randseednop=0`` where it changes what ``rand.Seed`` does (Go 1.24 and later,
-    under a go line of 1.24 or later or in GOPATH mode), and a lowered go line."""
+    under a go line of 1.24 or later: without go.mod, or without a go line, the
+    old default holds), and a lowered go line."""
     kit = kit_go_version(ws.go)
     pkg = ws.package
     parts: list[str] = []
-    line = go_version_tuple(pkg.go_directive or "") if pkg.gomod else go_version_tuple(kit)
+    line = go_version_tuple(pkg.go_directive or "") if pkg.gomod else ()
     if go_version_tuple(kit) >= _RANDSEED_SINCE and line >= _RANDSEED_SINCE:
-        which = (
-            f"this go.mod says `go {pkg.go_directive}`"
-            if pkg.gomod
-            else "without go.mod (GOPATH mode) the toolchain's own defaults apply"
-        )
         parts.append(
-            f"the kit ran it with GODEBUG={_RANDSEED}, which plain `go test` does not set: {which},"
-            f" and Go 1.24 and later ({kit} here) then ignore rand.Seed, so the course's seeded"
-            " tests draw another schedule than their golden .snap files hold for"
+            f"the kit ran it with GODEBUG={_RANDSEED}, which plain `go test` does not set: this"
+            f" go.mod says `go {pkg.go_directive}`, under which Go 1.24 and later ({kit} here)"
+            " ignore rand.Seed, so plain `go test` draws other delays than the course's golden"
+            " .snap files were made with"
         )
     if lowered:
         parts.append(lowered)

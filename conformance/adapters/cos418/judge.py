@@ -326,9 +326,17 @@ def _race_summary(report: str) -> tuple[str, tuple[str, ...]]:
     lines = [ln.rstrip() for ln in report.splitlines() if ln.strip()]
     heads = [i for i, ln in enumerate(lines) if re.match(r"^(Write|Read|Previous)", ln)]
     where = []
-    for i in heads[:2]:
-        frame = lines[i + 1].strip() if i + 1 < len(lines) else "?"
-        loc = lines[i + 2].strip() if i + 2 < len(lines) else ""
+    for n, i in enumerate(heads[:2]):
+        # The first frame outside the runtime (a map write is runtime.mapassign,
+        # called from the package's code), with its file:line below it.
+        end = heads[n + 1] if n + 1 < len(heads) else len(lines)
+        frames = list(range(i + 1, min(end, len(lines)) - 1, 2))
+        pick = next(
+            (j for j in frames if not lines[j].strip().startswith(("runtime.", "internal/"))),
+            frames[0] if frames else None,
+        )
+        frame = lines[pick].strip() if pick is not None else "?"
+        loc = lines[pick + 1].strip() if pick is not None and pick + 1 < len(lines) else ""
         where.append(f"{lines[i].rstrip(':')} in {frame} ({_short_file(loc.split(' ')[0])})")
     one = "; ".join(where) if where else (lines[1] if len(lines) > 1 else "a data race")
     return one, tuple(lines[:16])
@@ -580,16 +588,18 @@ def _crash_in_driver(stderr: str, package: str) -> tuple[str, tuple[str, ...]] |
     if g is None:
         return None
     lines = [ln for ln in g.group(1).splitlines() if ln.strip()]
-    for line in lines:
+    frames: list[str] = []
+    verdict = ""
+    for i, line in enumerate(lines):
         if line.startswith(("\t", "created by")):
             continue
         fn = line[: line.rfind("(")] if line.rstrip().endswith(")") else line
-        who = _decisive(fn, package)
-        if who == "package":
-            return None
-        if who == "driver":
-            return m.group(0).strip(), tuple(_local(lines[:24]))
-    return None
+        at = lines[i + 1].strip().split(" +0x")[0] if i + 1 < len(lines) else ""
+        frames.append(f"{_short_func(fn)}  {_short_file(at)}" if at.startswith("/") else fn)
+        verdict = verdict or _decisive(fn, package)
+    if verdict != "driver":
+        return None
+    return m.group(0).strip(), tuple(frames[:16])
 
 
 def _no_document(raw: RawRun) -> RunResult:

@@ -293,8 +293,8 @@ def go_version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.groups() if x is not None)
 
 
-_GO_LINE_RE: Final = re.compile(r"^(\s*go\s+)(\d+(?:\.\d+){0,2})(\s*(?://.*)?)$", re.MULTILINE)
-_TOOLCHAIN_RE: Final = re.compile(r"^\s*toolchain\s+\S+\s*(?://.*)?$\n?", re.MULTILINE)
+_GO_LINE_RE: Final = re.compile(r"^([ \t]*go[ \t]+)(\d+(?:\.\d+){0,2})([ \t]*(?://.*)?)$", re.M)
+_TOOLCHAIN_RE: Final = re.compile(r"^[ \t]*toolchain[ \t]+\S+[ \t]*(?://.*)?\n?", re.MULTILINE)
 
 
 def fit_go_mod(pkg_dir: Path, kit_version: str) -> str:
