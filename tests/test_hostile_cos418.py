@@ -5,9 +5,13 @@ Each case runs through ``check_package`` (build, driver, sandbox, judge, report)
 with its expected verdict and kind, a bound on its wall time (the test's
 timeout), and afterwards: no workspace or sandbox folder of this process left, no
 process left, and a planted root-only secret (a 0600 file and a variable of the
-kit's environment) in no output of the kit — not in the verdict's words, not in
-results.json, report.html or any file of the run folder.  Interrupts (Ctrl-C,
-SIGKILL) are tried on the command itself.
+kit's environment) and the build's own key in no output of the kit — not in the
+verdict's words, not in results.json, report.html or any file of the run folder.
+Interrupts (Ctrl-C, SIGKILL) are tried on the command itself.
+
+The forgers (``tests/data/cos418_forgers``) are students who read the kit's
+source and try to make a buggy package pass: each is a file added to the
+gallery's ``servers/shared-recording``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from redletter.conformance.adapters.cos418 import (
     RunLimits,
     check_package,
 )
+from redletter.conformance.adapters.cos418.workspace import Workspace
 from redletter.conformance.gonode import find_go
 from redletter.conformance.verdict import Verdict
 from redletter.errors import InputError
@@ -44,6 +49,21 @@ pytestmark = [
 
 ROOT = Path(__file__).resolve().parent.parent
 KIT = ROOT / ".venv" / "bin" / "redletter"
+FORGERS = ROOT / "tests" / "data" / "cos418_forgers"
+
+
+@pytest.fixture
+def keys(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every build key the kit draws while the test runs (to look for in its outputs)."""
+    seen: list[str] = []
+    original = Workspace.__init__
+
+    def init(self: Workspace, *args: object, **kw: object) -> None:
+        original(self, *args, **kw)  # type: ignore[arg-type]
+        seen.append(self._key)
+
+    monkeypatch.setattr(Workspace, "__init__", init)
+    return seen
 
 
 @dataclass(frozen=True)
@@ -153,7 +173,8 @@ ATTACKS = (
         "\tos.Stdin = r\n}\n",
         Verdict.FAIL,
         "tampered",
-        "its request digest differs from the request the kit sent",
+        "the document's authentication tag is not the driver's for this run: the document was"
+        " not written by the kit's driver with the kit's request",
     ),
     Attack(
         "forged-document",
@@ -165,7 +186,9 @@ ATTACKS = (
         '"outcome":"complete","snapshots":[]}` + "\\n"))\n}\n',
         Verdict.FAIL,
         "tampered",
-        "the document on descriptor 3 is not one JSON object",
+        "descriptor 3 does not begin with the driver's authenticated start line (81 other bytes"
+        " came first): the package wrote there before the driver ran, so the run cannot be"
+        " judged",
     ),
     Attack(
         "environment-dump",
@@ -225,9 +248,10 @@ ATTACKS = (
         "package chandy_lamport\n\nvar redletterBurn int\n\n"
         "func init() {\n\tfor {\n\t\tredletterBurn++\n\t}\n}\n",
         Verdict.FAIL,
-        "killed",
-        "the test binary did not finish within 6 s (--timeout) and was killed after Go printed"
-        " its goroutines",
+        "never-started",
+        "the kit's driver never started: the package's initialisation (its init functions and"
+        " package-level variables, which Go runs before any test) did not finish within 2 s"
+        " (--step-timeout)",
         RunLimits(step_timeout=2, deadlock_after=1, collect_timeout=2, kill_after=6),
     ),
     Attack(
@@ -236,7 +260,7 @@ ATTACKS = (
         'package chandy_lamport\n\nimport "os"\n\nfunc init() { go func() { os.Exit(0) }() }\n',
         Verdict.FAIL,
         "crash",
-        "the test binary exited with status 0 before the driver wrote its result",
+        "the test binary exited with status 0 before the driver",
     ),
 )
 
@@ -244,7 +268,7 @@ ATTACKS = (
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
 @pytest.mark.timeout(240)
 def test_a_cos418_attack_gets_its_verdict_and_leaves_nothing(
-    attack: Attack, secret: Secret, tmp_path: Path
+    attack: Attack, secret: Secret, keys: list[str], tmp_path: Path
 ) -> None:
     go = attack.go.replace("{secret}", str(secret.path))
     pkg = _package(tmp_path, attack.entry, go)
@@ -265,17 +289,108 @@ def test_a_cos418_attack_gets_its_verdict_and_leaves_nothing(
     if attack.name == "environment-dump":
         names = {kv.split("=", 1)[0] for kv in check.message.split("env: ", 1)[1].split()}
         assert names == {"PATH", "LANG", "GODEBUG", "HOME", "TMPDIR"}, check.message
-    if got[1] == "killed":
+    if got[1] == "never-started":
         assert first is not None and first.result.details, "Go's goroutine dump (SIGQUIT)"
-        assert "redletterBurn" in "\n".join(first.result.details) or "init" in "\n".join(
-            first.result.details
-        )
-    assert secret.token not in _every_output(check)
+        assert "init" in "\n".join(first.result.details), first.result.details
+        assert len(check.runs) == 1, "one bounded run, not a campaign of them"
+    outputs = _every_output(check)
+    assert secret.token not in outputs
+    assert keys and not any(k in outputs for k in keys), "the build's key is in no output"
     after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in pkg.rglob("*") if p.is_file()}
     assert after == before, "the package's folder is never written"
     assert _leftovers() == []
     assert sorted(set(_children()) - children) == [], "every process the check started has ended"
     print(f"{attack.name}: {check.verdict} ({got[1] or 'pass'}) in {seconds:.1f} s")
+
+
+@dataclass(frozen=True)
+class Forger:
+    name: str  #: tests/data/cos418_forgers/<name>.go
+    kind: str  #: the kind of the (only) failing run
+    words: str  #: in the explanation
+    touches: tuple[tuple[int, str], ...]  #: (line, the start of what) of each note
+
+
+FORGER_CASES = (
+    Forger(
+        "init-document",
+        "tampered",
+        "descriptor 3 does not begin with the driver's authenticated start line",
+        (
+            (17, "reads os.Stdin"),
+            (28, "opens a descriptor by number (os.NewFile)"),
+            (29, "uses os.Exit"),
+        ),
+    ),
+    Forger(
+        "imitation",
+        "tampered",
+        "descriptor 3 does not begin with the driver's authenticated start line",
+        (
+            (14, 'imports "crypto/hmac"'),
+            (37, "reads os.Stdin"),
+            (110, "opens a descriptor by number (os.NewFile)"),
+            (113, "uses os.Exit"),
+        ),
+    ),
+    Forger(
+        "self-reader",
+        "panic:self-reader: # candidate key(s) []; refused: open /tmp/redletter-c",
+        "self-reader: 0 candidate key(s) []; refused: open ",
+        (
+            (24, 'names the path "/proc/self/exe"'),
+            (25, "reads a file (os.ReadFile)"),
+            (32, "opens a file (os.Open)"),
+            (32, 'names the path "/proc/self/maps"'),
+            (36, "opens a file (os.Open)"),
+            (36, 'names the path "/proc/self/mem"'),
+        ),
+    ),
+)
+
+
+def _lines_of_code(path: Path) -> int:
+    """Lines of a Go file that are neither blank nor only a comment."""
+    return sum(
+        1 for ln in path.read_text().splitlines() if ln.strip() and not ln.strip().startswith("//")
+    )
+
+
+@pytest.mark.parametrize("forger", FORGER_CASES, ids=[f.name for f in FORGER_CASES])
+@pytest.mark.timeout(240)
+def test_a_forger_who_read_the_kits_source_gets_no_pass(
+    forger: Forger, secret: Secret, keys: list[str], tmp_path: Path
+) -> None:
+    source = FORGERS / f"{forger.name}.go"
+    pkg = _package(tmp_path, "servers/shared-recording", source.read_text())
+    children = set(_children())
+    check = _check(pkg, tmp_path, scenarios=1)
+    first = check.first_failure
+    assert check.verdict == Verdict.FAIL and first is not None, check.message
+    assert len(check.runs) == 1
+    if forger.kind.startswith("panic:"):
+        assert first.result.kind.startswith("panic:self-reader:"), first.result.kind
+        # Every read of the binary and of the process's memory was refused.
+        refused = check.message.split("refused: ", 1)[1]
+        assert refused == (
+            f"open {refused.split('open ', 2)[1].split(':')[0]}: permission denied;"
+            " open /proc/self/exe: permission denied; open /proc/self/maps: permission denied"
+        ), refused
+    else:
+        assert first.result.kind == forger.kind, check.message
+    assert forger.words in check.message, check.message
+    assert [(t.file, t.line) for t in check.touches] == [
+        ("attack.go", line) for line, _ in forger.touches
+    ]
+    for touch, (_, what) in zip(check.touches, forger.touches, strict=True):
+        assert touch.what.startswith(what), touch
+    outputs = _every_output(check)
+    assert secret.token not in outputs
+    assert keys and not any(k in outputs for k in keys), "the build's key is in no output"
+    assert _leftovers() == []
+    assert sorted(set(_children()) - children) == []
+    loc = _lines_of_code(source)
+    print(f"{forger.name}: {loc} lines of Go, {check.verdict} ({first.result.kind})")
 
 
 def test_a_link_to_a_secret_in_the_package_is_refused_unread(

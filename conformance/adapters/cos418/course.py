@@ -278,6 +278,17 @@ def compare(
     if first is None:
         return ""
     r = first.result
+    if r.kind == "tampered":
+        return (
+            "The kit's run caught the package writing what only the kit's driver writes (its"
+            " result on descriptor 3, or its request on stdin): that verdict rests on no"
+            " scenario, and the course's harness, which has no such channel, does not look."
+        )
+    if r.kind == "never-started":
+        return (
+            "The package's initialisation never let the kit's driver start; the course's own"
+            " tests run after the same initialisation (see their output)."
+        )
     where = (
         f"a generated scenario ({first.case.klass}, {first.case.size()})"
         if first.case.klass != PACKAGE_CLASS
