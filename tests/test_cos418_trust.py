@@ -286,6 +286,22 @@ def test_a_crash_in_the_drivers_own_code_is_the_kits_fault() -> None:
     )
 
 
+def test_a_crash_in_the_drivers_code_of_a_package_that_reaches_memory_is_not_judged() -> None:
+    stderr = (
+        "fatal error: fault\n\ngoroutine 7 [running]:\n"
+        "chandy_lamport.(*redletterR1a2b3c4dLogReader).walk(0xc0)\n"
+        "\t/tmp/redletter-cos418-1-x/driver/pkg/redletter_driver_test.go:380 +0x1f\n"
+    )
+    raw = _raw(None, started=True, returncode=2, stderr=stderr, reaches_memory=True)
+    r = judge_raw(raw, outcome=_never)
+    assert (r.verdict, r.kind) == (Verdict.UNKNOWN, "unattributable")
+    assert r.message == (
+        "the driver's own code crashed (fatal error: fault), and the package's code reaches the"
+        " process's memory (see what touches the kit), so the kit cannot tell its own fault from"
+        " the package's doing: not judged"
+    )
+
+
 def test_a_crash_in_the_packages_own_code_is_its_fail() -> None:
     stderr = (
         "fatal error: concurrent map writes\n\ngoroutine 9 [running]:\n"
@@ -436,6 +452,7 @@ def test_the_scan_names_every_place_that_touches_the_kit(tmp_path: Path) -> None
             8,
             "imports unsafe: it reads and writes any memory of the process, where the kit's"
             " driver and its key are",
+            memory=True,
         ),
         KitTouch("attack.go", 11, "embeds files into the binary (//go:embed server.go)"),
         KitTouch("attack.go", 20, "reads os.Stdin, where the kit's request to its driver comes"),

@@ -151,7 +151,9 @@ class RunResult:
     course's checks), ``outcome``, ``never-completes``, ``hang``, ``panic:...``,
     ``fatal:...``, ``crash``, ``killed``, ``never-started`` (the package's
     initialisation never let the driver start), ``out-of-memory``, ``data-race``,
-    ``tampered``, ``wrong-id``, ``wrong-servers``, ``recorded-marker``.
+    ``tampered``, ``wrong-id``, ``wrong-servers``, ``recorded-marker``;
+    ``unattributable`` (unknown: a fault in the driver's code in a package that
+    reaches the process's memory).
     ``evidence`` names what the verdict rests on.
     """
 
@@ -444,10 +446,17 @@ def judge_raw(raw: RawRun, *, outcome: OutcomeFn | None = outcome_in_process) ->
     try:
         doc = parse_run_document(raw.document)
     except InputError as exc:
-        raise InternalError(
-            f"the kit cannot read its own driver's document ({exc.message}): a fault of the kit,"
-            " not of the package"
-        ) from None
+        # The driver writes its document from typed values: one it cannot have
+        # written (a package that found the build's key and signed its own) is
+        # tampering.
+        return RunResult(
+            Verdict.FAIL,
+            "tampered",
+            f"the run's document is not one the driver writes ({exc.message}): something in the"
+            " process wrote it, so nothing in it can be trusted",
+            raw,
+            evidence=(EV_TAMPER,),
+        )
     tamper = _tampered(raw, doc)
     if tamper:
         return RunResult(
@@ -467,6 +476,10 @@ def judge_raw(raw: RawRun, *, outcome: OutcomeFn | None = outcome_in_process) ->
         )
     if doc.outcome == "driver_error" and doc.error is not None and doc.error.kind == "internal":
         stack = "\n".join(f"  {ln}" for ln in _local(doc.error.stack.splitlines()[:24]))
+        if raw.reaches_memory:
+            return _unattributable(
+                raw, f"the driver reported a failure of its own ({doc.error.message})"
+            )
         raise InternalError(
             f"the kit's driver failed: {doc.error.message} (a fault of the kit, not of the"
             f" package; in a run of {raw.topology.ids and len(raw.topology.ids)} servers under"
@@ -560,6 +573,21 @@ def _tampered(raw: RawRun, doc: RunDocument) -> str:
     return ""
 
 
+def _unattributable(raw: RawRun, what: str, details: Sequence[str] = ()) -> RunResult:
+    """A fault in the driver's code in a package that reaches the process's memory
+    (unsafe, system calls, cgo, //go:linkname): the kit cannot say whose it is, so
+    it is neither the kit's internal error nor the package's fail."""
+    return RunResult(
+        Verdict.UNKNOWN,
+        "unattributable",
+        f"{what}, and the package's code reaches the process's memory (see what touches the"
+        " kit), so the kit cannot tell its own fault from the package's doing: not judged",
+        raw,
+        details=tuple(details),
+        evidence=(EV_EXIT,),
+    )
+
+
 def _asked(raw: RawRun) -> int:
     """The number of snapshots the scenario starts (the request's, not the document's)."""
     return sum(isinstance(e, Snapshot) for e in raw.scenario.events)
@@ -619,6 +647,8 @@ def _no_document(raw: RawRun) -> RunResult:
     if kit is not None and not raw.oom:
         what, frames = kit
         stack = "\n".join(f"  {ln}" for ln in frames)
+        if raw.reaches_memory:
+            return _unattributable(raw, f"the driver's own code crashed ({what})", frames)
         raise InternalError(
             f"the kit's own driver crashed ({what}) in a run of {len(raw.topology.servers)}"
             f" servers under seed {raw.seed}: its stack lies in the driver's code, so this is a"

@@ -95,8 +95,11 @@ _DIALECT_MARK: Final = "// __REDLETTER_DIALECT__"
 _HELPERS_MARK: Final = "// __REDLETTER_HELPERS__"
 #: The driver's file in the package copy.
 DRIVER_FILE: Final = "redletter_driver_test.go"
-#: The driver's variable the kit links each build's key into.
+#: The driver's variable the kit links each build's key into (its name gets the
+#: build's tag: :func:`driver_source`).
 KEY_VAR: Final = "redletterKey"
+#: The driver's names: ``redletter`` or ``TestRedletter`` and a capital letter.
+_NAME_RE: Final = re.compile(r"(?<![A-Za-z0-9_])(redletter|TestRedletter)(?=[A-Z])")
 #: Starts a test binary without /proc and /sys (Landlock), see its docstring.
 CONFINE: Final = Path(__file__).resolve().parent / "confine.py"
 #: The kit's scan of a package's source (a Go program, go/parser and go/types).
@@ -154,6 +157,10 @@ class KitTouch:
     file: str  #: relative to the package's folder, ``/``-separated
     line: int
     what: str  #: what it does and why that matters, in words
+    #: it reaches the process's memory beyond Go's types (unsafe, system calls,
+    #: cgo, //go:linkname, faults made panics): nothing in the process, the
+    #: driver included, is then the kit's alone
+    memory: bool = False
 
     def show(self) -> str:
         return f"{self.file}:{self.line}: {self.what}"
@@ -205,6 +212,9 @@ class RawRun:
     #: why descriptor 3 does not hold what the driver writes ("" : it does): the
     #: process wrote there itself, so the run is tampering
     channel: str = ""
+    #: the package's code reaches the process's memory (:attr:`KitTouch.memory`):
+    #: a fault the driver reports cannot then be told from the package's doing
+    reaches_memory: bool = False
 
 
 def read_capped(f: IO[bytes], limit: int, *, tail: bool) -> tuple[bytes, bool]:
@@ -383,7 +393,14 @@ def parse_touches(data: bytes) -> tuple[KitTouch, ...]:
     for item in raw:
         if not isinstance(item, dict):
             raise ValueError("not an object")
-        out.append(KitTouch(str(item["file"]), int(item["line"]), str(item["what"])))
+        out.append(
+            KitTouch(
+                str(item["file"]),
+                int(item["line"]),
+                str(item["what"]),
+                bool(item.get("memory", False)),
+            )
+        )
     return tuple(out)
 
 
@@ -491,9 +508,15 @@ def assemble(template: str, package: GoPackage, **marks: str) -> str:
     return text.replace(_PACKAGE_MARK, package.name)
 
 
-def driver_source(package: GoPackage) -> str:
-    """The driver for ``package``: the template with its name and dialect."""
-    return assemble("driver_test.go.tmpl", package)
+def driver_source(package: GoPackage, tag: str = "") -> str:
+    """The driver for ``package``: the template with its name and dialect, and every
+    name it declares (``redletterX``, ``TestRedletterX``) given ``tag`` after its
+    prefix (``redletterR1f2e3d4aX``): a build's own names, which the package cannot
+    know when it is written, so it cannot link to the driver's functions or
+    variables (``//go:linkname``, assembly).  Prefixes stay, so stacks still tell
+    the driver's frames from the package's."""
+    text = assemble("driver_test.go.tmpl", package)
+    return _NAME_RE.sub(lambda m: m.group(1) + tag, text) if tag else text
 
 
 def copy_package(source: Path, dest: Path, *, tests: bool) -> None:
@@ -575,11 +598,15 @@ class Workspace:
         #: what the kit changed to build the package with its own Go ("" : nothing)
         self.go_note = ""
         # This build's key (see the module docstring): in the kit's memory and the
-        # linker's arguments only, never in a file, an environment or a run's input.
+        # linker's arguments only, never in a file, an environment or a run's input;
+        # and the tag of the driver's names in this build (driver_source).
         self._key = secrets.token_hex(32)
+        self._tag = "R" + secrets.token_hex(4)
         self._lock = threading.Lock()
         self._active: set[Sandbox] = set()
         self.aborted = False
+        #: set by :meth:`scan`: the package's code reaches the process's memory
+        self.reaches_memory = False
 
     def abort(self) -> None:
         """Stop at once: kill every run in progress and refuse new ones (a Ctrl-C)."""
@@ -743,13 +770,15 @@ class Workspace:
             self.build_result = alone
             return alone
         lacks_names(self.package)
-        (self.pkg_dir / DRIVER_FILE).write_text(driver_source(self.package), encoding="utf-8")
+        source = driver_source(self.package, self._tag)
+        (self.pkg_dir / DRIVER_FILE).write_text(source, encoding="utf-8")
+        key_var = _NAME_RE.sub(lambda m: m.group(1) + self._tag, KEY_VAR)
         built = self.go_build(
             self.pkg_dir,
             self.gopath,
             self.binary,
             timeout=timeout,
-            ldflags=f"-X={self.package.import_path}.{KEY_VAR}={self._key}",
+            ldflags=f"-X={self.package.import_path}.{key_var}={self._key}",
         )
         if built.ok:
             # Execute-only: neither the package (through /proc/self/exe) nor anyone
@@ -791,9 +820,11 @@ class Workspace:
         if proc.returncode != 0:
             return (), f"the scan failed ({err.decode('utf-8', 'replace').strip()[:300]})"
         try:
-            return parse_touches(out), ""
+            touches = parse_touches(out)
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
             return (), f"the scan's output is not what it writes ({exc})"
+        self.reaches_memory = any(t.memory for t in touches)
+        return touches, ""
 
     def new_scratch(self) -> tuple[Path, Path]:
         """A fresh ``(scratch, io)`` pair of folders for one run."""
@@ -951,7 +982,7 @@ class Workspace:
                 "--",
                 str(self.binary),
                 "-test.run",
-                "^TestRedletterDriver$",
+                f"^TestRedletter{self._tag}Driver$",
                 "-test.count=1",
             ],
             env=env,
@@ -998,4 +1029,5 @@ class Workspace:
             started=started,
             start_waited=0.0 if started else min(seconds, start_limit),
             channel=channel,
+            reaches_memory=self.reaches_memory,
         )

@@ -47,7 +47,9 @@ func init() {
 		}
 		Events []forgedEvent
 	}
+	var same struct{ Topology, Events json.RawMessage }
 	json.Unmarshal(raw, &req)
+	json.Unmarshal(raw, &same)
 	sim := NewSimulator()
 	sim.logger.NewEpoch()
 	for _, s := range req.Topology.Servers {
@@ -96,14 +98,11 @@ func init() {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a]["id"].(int) < out[b]["id"].(int) })
 	sum := sha256.Sum256(raw)
-	var top, events interface{}
-	json.Unmarshal(mustJSON(req.Topology), &top)
-	json.Unmarshal(mustJSON(req.Events), &events)
 	doc, _ := json.Marshal(map[string]interface{}{
 		"format": "redletter-cos418-run", "version": 2, "dialect": "servers",
 		"package": "chandy_lamport", "go_version": "go1.27.3", "gomaxprocs": 2,
 		"request_sha256": hex.EncodeToString(sum[:]), "nonce": req.Nonce, "seed": req.Seed,
-		"seed_effective": true, "topology": top, "scenario": events, "outcome": "complete",
+		"seed_effective": true, "topology": same.Topology, "scenario": same.Events, "outcome": "complete",
 		"time": sim.time, "schedule_available": false, "schedule": []interface{}{},
 		"snapshots": out, "collect": map[string]interface{}{"idle_ticks": 100},
 	})
@@ -111,9 +110,4 @@ func init() {
 	fmt.Fprintf(f, "redletter-cos418-start %s\n", forgedTag("start", "", nil))
 	fmt.Fprintf(f, "%s\nredletter-cos418-tag %s\n", doc, forgedTag("document", req.Nonce, doc))
 	os.Exit(0)
-}
-
-func mustJSON(v interface{}) []byte {
-	b, _ := json.Marshal(v)
-	return b
 }

@@ -36,7 +36,16 @@ type finding struct {
 	File string `json:"file"`
 	Line int    `json:"line"`
 	What string `json:"what"`
+	// Memory: it reaches the process's memory beyond what Go's types allow
+	// (unsafe, system calls, C, links to other packages' symbols, faults made
+	// panics, heap dumps): then nothing in the process is the kit's alone.
+	Memory bool `json:"memory,omitempty"`
 }
+
+// memory are the notes (by the start of what they say) that reach the
+// process's memory itself.
+var memory = []string{"imports unsafe", "imports syscall", "imports C ", "imports runtime/cgo",
+	"links to another package's symbol", "turns faults into panics", "writes a heap dump"}
 
 // allowed are the standard packages a solution may import without a note:
 // computation, formatting, synchronisation, time. Everything else is noted.
@@ -191,7 +200,11 @@ func scanDir(root, own string, files []string) []finding {
 	}
 	note := func(pos token.Pos, what string) {
 		f, l := rel(pos)
-		out = append(out, finding{f, l, what})
+		reaches := false
+		for _, m := range memory {
+			reaches = reaches || strings.HasPrefix(what, m)
+		}
+		out = append(out, finding{f, l, what, reaches})
 	}
 	sort.Strings(files)
 	for _, f := range files {
