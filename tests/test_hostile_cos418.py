@@ -308,8 +308,11 @@ class Forger:
     name: str  #: tests/data/cos418_forgers/<name>.go
     kinds: frozenset[str]  #: the kind of the first failing run (its prefix for a panic)
     words: str  #: in the verdict's explanation
-    touches: tuple[tuple[int, str], ...]  #: (line, the start of what) of each note
+    #: (file, line, the start of what) of each note
+    touches: tuple[tuple[str, int, str], ...]
     scenarios: int = 1
+    #: forgers added to the package with it (their files: attack-<name>.go)
+    with_: tuple[str, ...] = ()
 
 
 #: How shared-recording fails when its own snapshots are judged.
@@ -321,9 +324,9 @@ FORGER_CASES = (
         frozenset({"tampered"}),
         "descriptor 3 does not begin with the driver's authenticated start line",
         (
-            (17, "reads os.Stdin"),
-            (28, "opens a descriptor by number (os.NewFile)"),
-            (29, "uses os.Exit"),
+            ("attack.go", 17, "reads os.Stdin"),
+            ("attack.go", 28, "opens a descriptor by number (os.NewFile)"),
+            ("attack.go", 29, "uses os.Exit"),
         ),
     ),
     Forger(
@@ -331,10 +334,10 @@ FORGER_CASES = (
         frozenset({"tampered"}),
         "descriptor 3 does not begin with the driver's authenticated start line",
         (
-            (14, 'imports "crypto/hmac"'),
-            (37, "reads os.Stdin"),
-            (109, "opens a descriptor by number (os.NewFile)"),
-            (112, "uses os.Exit"),
+            ("attack.go", 14, 'imports "crypto/hmac"'),
+            ("attack.go", 41, "reads os.Stdin"),
+            ("attack.go", 113, "opens a descriptor by number (os.NewFile)"),
+            ("attack.go", 116, "uses os.Exit"),
         ),
     ),
     Forger(
@@ -342,12 +345,12 @@ FORGER_CASES = (
         frozenset({"panic:"}),
         "self-reader: 0 candidate key(s) []; refused: open ",
         (
-            (24, 'names the path "/proc/self/exe"'),
-            (25, "reads a file (os.ReadFile)"),
-            (32, "opens a file (os.Open)"),
-            (32, 'names the path "/proc/self/maps"'),
-            (36, "opens a file (os.Open)"),
-            (36, 'names the path "/proc/self/mem"'),
+            ("attack.go", 24, 'names the path "/proc/self/exe"'),
+            ("attack.go", 25, "reads a file (os.ReadFile)"),
+            ("attack.go", 32, "opens a file (os.Open)"),
+            ("attack.go", 32, 'names the path "/proc/self/maps"'),
+            ("attack.go", 36, "opens a file (os.Open)"),
+            ("attack.go", 36, 'names the path "/proc/self/mem"'),
         ),
     ),
     Forger(
@@ -355,27 +358,28 @@ FORGER_CASES = (
         frozenset({"build"}),
         "relocation target chandy_lamport.redletterTag not defined",
         (
-            (8, "imports unsafe"),
-            (10, "links to another package's symbol (//go:linkname forgedSign"),
+            ("attack.go", 8, "imports unsafe"),
+            ("attack.go", 10, "links to another package's symbol (//go:linkname forgedSign"),
         ),
     ),
-    # Signs with the key it finds in memory: its documents pass as the driver's,
-    # and are judged on what they say (its own snapshots, wrong where the bug
-    # shows: overlapping snapshots).
+    # The imitation signed with the key it finds in memory: its documents pass as
+    # the driver's, and are judged on what they say (its own snapshots, wrong
+    # where the bug shows: overlapping snapshots).
     Forger(
-        "key-thief",
+        "imitation",
         SHARED,
         "",
         (
-            (11, 'imports "crypto/hmac"'),
-            (20, "imports unsafe"),
-            (30, "turns faults into panics (runtime/debug.SetPanicOnFault)"),
-            (31, "turns faults into panics (runtime/debug.SetPanicOnFault)"),
-            (76, "reads os.Stdin"),
-            (148, "opens a descriptor by number (os.NewFile)"),
-            (151, "uses os.Exit"),
+            ("attack-key-thief.go", 14, "imports unsafe"),
+            ("attack-key-thief.go", 24, "turns faults into panics"),
+            ("attack-key-thief.go", 25, "turns faults into panics"),
+            ("attack.go", 14, 'imports "crypto/hmac"'),
+            ("attack.go", 41, "reads os.Stdin"),
+            ("attack.go", 113, "opens a descriptor by number (os.NewFile)"),
+            ("attack.go", 116, "uses os.Exit"),
         ),
         scenarios=4,
+        with_=("key-thief",),
     ),
 )
 
@@ -387,13 +391,17 @@ def _lines_of_code(path: Path) -> int:
     )
 
 
-@pytest.mark.parametrize("forger", FORGER_CASES, ids=[f.name for f in FORGER_CASES])
+@pytest.mark.parametrize(
+    "forger", FORGER_CASES, ids=["+".join((f.name, *f.with_)) for f in FORGER_CASES]
+)
 @pytest.mark.timeout(240)
 def test_a_forger_who_read_the_kits_source_gets_no_pass(
     forger: Forger, secret: Secret, keys: list[str], tmp_path: Path
 ) -> None:
     source = FORGERS / f"{forger.name}.go"
     pkg = _package(tmp_path, "servers/shared-recording", source.read_text())
+    for other in forger.with_:
+        (pkg / f"attack-{other}.go").write_text((FORGERS / f"{other}.go").read_text())
     children = set(_children())
     check = _check(pkg, tmp_path, scenarios=forger.scenarios)
     first = check.first_failure
@@ -418,25 +426,23 @@ def test_a_forger_who_read_the_kits_source_gets_no_pass(
         ), refused
     else:
         assert kind in forger.kinds, (kind, check.message)
-    if forger.name == "key-thief":
+    if forger.with_ == ("key-thief",):
         # Its signed documents were taken as the driver's (the runs before the
         # first failure passed on what they say), and the failure is its bug's.
         assert first is not None and first.case.klass in ("concurrent", "same-tick")
         assert [r.result.verdict for r in check.runs[:-1]] == [Verdict.PASS] * (len(check.runs) - 1)
     elif kind != "build":
         assert len(check.runs) == 1
-    assert [(t.file, t.line) for t in check.touches] == [
-        ("attack.go", line) for line, _ in forger.touches
-    ]
-    for touch, (_, what) in zip(check.touches, forger.touches, strict=True):
+    assert [(t.file, t.line) for t in check.touches] == [(f, n) for f, n, _ in forger.touches]
+    for touch, (_, _, what) in zip(check.touches, forger.touches, strict=True):
         assert touch.what.startswith(what), touch
     outputs = _every_output(check)
     assert secret.token not in outputs
     assert keys and not any(k in outputs for k in keys), "the build's key is in no output"
     assert _leftovers() == []
     assert sorted(set(_children()) - children) == []
-    loc = _lines_of_code(source)
-    print(f"{forger.name}: {loc} lines of Go, {check.verdict} ({kind})")
+    loc = " + ".join(str(_lines_of_code(FORGERS / f"{n}.go")) for n in (forger.name, *forger.with_))
+    print(f"{'+'.join((forger.name, *forger.with_))}: {loc} lines of Go, {check.verdict} ({kind})")
 
 
 def test_a_link_to_a_secret_in_the_package_is_refused_unread(
