@@ -557,6 +557,10 @@ def test_the_command_end_to_end_as_json_lists_every_run(gallery: Path, tmp_path:
 @pytest.mark.go
 @pytest.mark.slow
 @needs_go
+# A new user's first run builds the wheel, the standard library for the package's
+# build and the kit's source scanner into a fresh cache: more than the default 300 s
+# on a busy two-core machine.
+@pytest.mark.timeout(600)
 def test_a_new_user_outside_the_checkout_gets_a_verdict_a_report_and_a_store(
     gallery: Path, tmp_path: Path
 ) -> None:

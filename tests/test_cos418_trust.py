@@ -327,6 +327,40 @@ def test_a_driver_that_cannot_read_what_the_package_returned_is_the_kits_fault()
     )
 
 
+@pytest.mark.parametrize("goroutines", [(), ("server.go:119",)])
+def test_a_log_that_alone_fails_a_package_with_goroutines_of_its_own_is_no_evidence(
+    goroutines: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The course's logger is not safe for two goroutines: a package that logs from
+    its own may lose a receipt, and a log read consistently may then show a
+    departure that never happened."""
+    from redletter.conformance.adapters.cos418 import judge as judge_mod
+    from redletter.conformance.judges.courselog import CourseLog
+    from redletter.conformance.judges.run import RunJudgement
+
+    said = "At time 27, N2 reported its part of snapshot 1 done, but the marker had not arrived"
+    monkeypatch.setattr(judge_mod, "read_course_log", lambda doc: CourseLog((), True))
+    monkeypatch.setattr(
+        judge_mod, "judge_run", lambda doc, log: RunJudgement(Verdict.FAIL, "end-early", said)
+    )
+    doc = _doc([_snap(0, "N1", 1), _snap(1, "N2", 3)])
+    r = judge_raw(_raw(doc, goroutines=goroutines), outcome=lambda *_: (Verdict.PASS, "ok"))
+    if not goroutines:
+        assert (r.verdict, r.kind) == (Verdict.FAIL, "end-early")
+        return
+    assert (r.verdict, r.kind) == (Verdict.PASS, "")
+    assert r.message == (
+        "ok (the run's log is no evidence alone for a package that starts goroutines of its"
+        " own, so the snapshots were judged by outcome)"
+    )
+    assert (
+        f"the run's log shows a departure ({said}), but the package starts goroutines of its own"
+        " (server.go:119), which may write the course's logger beside Tick() and lose or reorder"
+        " its events; these snapshots pass by outcome, and the kit does not fail a package on"
+        " such a log alone"
+    ) in r.notes
+
+
 # --------------------------------------------------------------------------- the campaign
 
 
@@ -484,4 +518,8 @@ def test_the_scan_names_every_place_that_touches_the_kit(tmp_path: Path) -> None
     clean = materialize("servers/base", tmp_path)
     with Workspace(inspect_package(clean)) as ws:
         ws.prepare()
-        assert ws.scan() == ((), "")
+        assert (ws.scan(), ws.goroutines) == (((), ""), ())
+    logger = materialize("servers/goroutine-logger", tmp_path)
+    with Workspace(inspect_package(logger)) as ws:
+        ws.prepare()
+        assert (ws.scan(), ws.goroutines) == (((), ""), ("server.go:119",))

@@ -85,6 +85,7 @@ __all__ = [
     "fit_go_mod",
     "go_env",
     "kit_go_version",
+    "parse_scan",
     "read_capped",
     "read_channel",
 ]
@@ -215,6 +216,9 @@ class RawRun:
     #: the package's code reaches the process's memory (:attr:`KitTouch.memory`):
     #: a fault the driver reports cannot then be told from the package's doing
     reaches_memory: bool = False
+    #: where the package starts goroutines of its own (``file:line``): they may
+    #: write the course's logger beside Tick()
+    goroutines: tuple[str, ...] = ()
 
 
 def read_capped(f: IO[bytes], limit: int, *, tail: bool) -> tuple[bytes, bool]:
@@ -334,41 +338,13 @@ def fit_go_mod(pkg_dir: Path, kit_version: str) -> str:
 _scan_lock = threading.Lock()
 
 
-def scan_tool(go: str) -> Path:
-    """The kit's scanner (``scan/``), built once per source and Go version into the
-    kit's cache (``~/.cache/redletter/tools``), with a Go build cache of its own.
-    :class:`InternalError` if it does not build."""
+def scan_tool_path(go: str) -> Path:
+    """Where the kit's scanner (``scan/``) built by ``go`` is kept: the kit's cache
+    (``~/.cache/redletter/tools``), named after its source and Go's version."""
     digest = sha256(kit_go_version(go).encode())
     for name in ("main.go", "go.mod"):
         digest.update((SCAN_DIR / name).read_bytes())
-    tools = _go_cache().parent / "tools"
-    out = tools / f"scan-{digest.hexdigest()[:16]}"
-    with _scan_lock:
-        if out.is_file():
-            return out
-        tools.mkdir(parents=True, exist_ok=True)
-        tmp = tools / f".scan-{os.getpid()}-{secrets.token_hex(4)}"
-        env = {
-            **go_env(go, race=False, gopath=None),
-            "GOCACHE": str(tools / "gocache"),
-            "GOMODCACHE": str(tools / "gomodcache"),
-            "HOME": str(tools),
-        }
-        done = subprocess.run(
-            [go, "build", "-trimpath", "-o", str(tmp), "."],
-            cwd=SCAN_DIR,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        if done.returncode != 0 or not tmp.is_file():
-            tmp.unlink(missing_ok=True)
-            raise InternalError(f"the kit's source scanner does not build: {done.stderr.strip()}")
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, out)
-    return out
+    return _go_cache().parent / "tools" / f"scan-{digest.hexdigest()[:16]}"
 
 
 def confinement() -> str:
@@ -384,11 +360,16 @@ def confinement() -> str:
     return f"an execute-only test binary, {landlock}"
 
 
-def parse_touches(data: bytes) -> tuple[KitTouch, ...]:
-    """The scanner's JSON (a list of ``{file, line, what}``)."""
-    raw = json.loads(data.decode("utf-8"))
-    if not isinstance(raw, list):
-        raise ValueError("not a list")
+def parse_scan(data: bytes) -> tuple[tuple[KitTouch, ...], tuple[str, ...]]:
+    """The scanner's JSON: ``{"touches": [{file, line, what, memory}],
+    "goroutines": [{file, line}]}``, as the touches and ``file:line`` of each
+    ``go`` statement."""
+    doc = json.loads(data.decode("utf-8"))
+    if not isinstance(doc, dict):
+        raise ValueError("not an object")
+    raw, gos = doc["touches"], doc["goroutines"]
+    if not isinstance(raw, list) or not isinstance(gos, list):
+        raise ValueError("not lists")
     out = []
     for item in raw:
         if not isinstance(item, dict):
@@ -401,7 +382,8 @@ def parse_touches(data: bytes) -> tuple[KitTouch, ...]:
                 bool(item.get("memory", False)),
             )
         )
-    return tuple(out)
+    started = tuple(f"{g['file']}:{int(g['line'])}" for g in gos if isinstance(g, dict))
+    return tuple(out), started
 
 
 def _tag(key: str, kind: str, nonce: str, payload: bytes) -> bytes:
@@ -607,6 +589,8 @@ class Workspace:
         self.aborted = False
         #: set by :meth:`scan`: the package's code reaches the process's memory
         self.reaches_memory = False
+        #: set by :meth:`scan`: where the package starts goroutines (``file:line``)
+        self.goroutines: tuple[str, ...] = ()
 
     def abort(self) -> None:
         """Stop at once: kill every run in progress and refuse new ones (a Ctrl-C)."""
@@ -672,18 +656,27 @@ class Workspace:
         timeout: float = 600.0,
         alone: bool = False,
         ldflags: str = "",
+        tool: bool = False,
     ) -> Build:
         """``go test -c`` of ``pkg_dir`` into ``out`` (``alone``: ``go build`` of the
-        package without its tests, which writes nothing), in the sandbox.  ``ldflags``
-        go to the linker and are never shown (they carry the build's key)."""
-        if self.race and shutil.which("gcc") is None and shutil.which("cc") is None:
+        package without its tests, which writes nothing; ``tool``: ``go build -o
+        out`` of one of the kit's own programs, never under the race detector), in
+        the sandbox.  ``ldflags`` go to the linker and are never shown (they carry
+        the build's key)."""
+        if self.race and not tool and shutil.which("gcc") is None and shutil.which("cc") is None:
             raise EnvironmentMissing(
                 "--race needs cgo and a C compiler (gcc or cc), and none is on PATH;"
                 " install one (e.g. `apt-get install gcc`) or run without --race",
                 code="RL-ENV-COS418",
             )
-        cmd = [self.go, "build"] if alone else [self.go, "test", "-vet=off", "-c", "-o", str(out)]
-        if self.race:
+        if tool:
+            cmd = [self.go, "build", "-trimpath", "-o", str(out)]
+        elif alone:
+            cmd = [self.go, "build"]
+        else:
+            cmd = [self.go, "test", "-vet=off", "-c", "-o", str(out)]
+        race = self.race and not tool
+        if race:
             cmd.append("-race")
         shown = " ".join(Path(c).name if c == self.go else c for c in cmd)
         if ldflags:
@@ -698,7 +691,7 @@ class Workspace:
                 if self.aborted:
                     raise KeyboardInterrupt
                 self._active.add(sb)
-            env = go_env(self.go, race=self.race, gopath=gopath)
+            env = go_env(self.go, race=self.race and not tool, gopath=gopath)
             cache = self._cache(sb)
             env["GOCACHE"] = str(cache)
             env["GOMODCACHE"] = str(self._tmp / "gomodcache")
@@ -719,7 +712,7 @@ class Workspace:
             try:
                 out_bytes, _ = proc.communicate(timeout=timeout)
                 output = out_bytes[-_TAIL_BYTES:].decode("utf-8", "replace").strip()
-                ok = proc.returncode == 0 and (alone or out.is_file())
+                ok = proc.returncode == 0 and ((alone and not tool) or out.is_file())
             except subprocess.TimeoutExpired:
                 sb.kill()
                 proc.communicate()
@@ -737,7 +730,7 @@ class Workspace:
             output=output,
             seconds=time.monotonic() - started,
             command=f"{shown.replace(str(out), out.name)} .",
-            race=self.race,
+            race=self.race and not tool,
             stage="package" if alone else "driver",
             note=self.go_note,
         )
@@ -787,12 +780,34 @@ class Workspace:
         self.build_result = built
         return built
 
+    def scan_tool(self, *, timeout: float = 600.0) -> Path:
+        """The kit's scanner, built once per source and Go version (:func:`
+        scan_tool_path`), in the build sandbox with the builds' own Go cache (the
+        standard library the package's build compiled is reused).
+        :class:`InternalError` if it does not build."""
+        out = scan_tool_path(self.go)
+        with _scan_lock:
+            if out.is_file():
+                return out
+            src = self._tmp / "tool" / "scan"
+            shutil.rmtree(src.parent, ignore_errors=True)
+            shutil.copytree(SCAN_DIR, src)
+            built = self.go_build(src, None, src / "scan", timeout=timeout, alone=True, tool=True)
+            if not built.ok:
+                raise InternalError(f"the kit's source scanner does not build: {built.output}")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = out.parent / f".{out.name}-{os.getpid()}-{secrets.token_hex(4)}"
+            shutil.copyfile(src / "scan", tmp)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, out)
+        return out
+
     def scan(self, *, timeout: float = 60.0) -> tuple[tuple[KitTouch, ...], str]:
         """The places of the package's code that touch the kit (:class:`KitTouch`),
         read by the kit's scanner from the copy (call after :meth:`build`), in the
         sandbox; and why the scan failed ("" when it did not)."""
         try:
-            tool = scan_tool(self.go)
+            tool = self.scan_tool()
         except InternalError as exc:
             return (), exc.message
         with Sandbox(self.policy, name="scan") as sb:
@@ -820,7 +835,7 @@ class Workspace:
         if proc.returncode != 0:
             return (), f"the scan failed ({err.decode('utf-8', 'replace').strip()[:300]})"
         try:
-            touches = parse_touches(out)
+            touches, self.goroutines = parse_scan(out)
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
             return (), f"the scan's output is not what it writes ({exc})"
         self.reaches_memory = any(t.memory for t in touches)
@@ -1030,4 +1045,5 @@ class Workspace:
             start_waited=0.0 if started else min(seconds, start_limit),
             channel=channel,
             reaches_memory=self.reaches_memory,
+            goroutines=self.goroutines,
         )

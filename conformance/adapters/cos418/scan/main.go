@@ -6,24 +6,27 @@
 // symbols. The kit puts each in the verdict as a "touches the kit" note, with
 // its file and line; the instructor decides what it means.
 //
+// It also lists where the package starts goroutines of its own (go
+// statements): such a package may write the course's logger beside Tick(),
+// and the kit then trusts its log only where the outcome agrees.
+//
 // Usage: scan DIR IMPORTPATH  (every .go file below DIR but *_test.go, of the
 // package imported as IMPORTPATH, whose subfolders' packages it may import;
 // written for redletter, run in its sandbox on the kit's copy of the package.)
 //
-// It works on go/parser's syntax tree and go/types' constants, not on text:
-// comments and strings cannot hide a call, and a path built from constants
-// ("/pr" + "oc/self") is seen whole. Imported packages are not loaded (an
-// empty stand-in answers for each), so scanning takes milliseconds.
+// It works on go/parser's syntax tree, not on text: comments and strings
+// cannot hide a call, a name declared in the file (a variable called os) is
+// not the package, and a path built from string constants ("/pr" + "oc/self",
+// through named constants too) is seen whole. It uses go/parser and go/ast
+// only (no type checker), so that building it takes seconds, not minutes.
 package main
 
 import (
 	"encoding/json"
 	"fmt"
 	"go/ast"
-	"go/constant"
 	"go/parser"
 	"go/token"
-	"go/types"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,6 +34,11 @@ import (
 	"strconv"
 	"strings"
 )
+
+type place struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
 
 type finding struct {
 	File string `json:"file"`
@@ -146,13 +154,16 @@ func main() {
 		os.Exit(1)
 	}
 	out := []finding{}
+	var started []place
 	dirs := make([]string, 0, len(byDir))
 	for d := range byDir {
 		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
 	for _, d := range dirs {
-		out = append(out, scanDir(root, own, byDir[d])...)
+		found, gos := scanDir(root, own, byDir[d])
+		out = append(out, found...)
+		started = append(started, gos...)
 	}
 	sort.SliceStable(out, func(a, b int) bool {
 		if out[a].File != out[b].File {
@@ -160,36 +171,23 @@ func main() {
 		}
 		return out[a].Line < out[b].Line
 	})
-	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+	if started == nil {
+		started = []place{}
+	}
+	result := struct {
+		Touches    []finding `json:"touches"`
+		Goroutines []place   `json:"goroutines"`
+	}{out, started}
+	if err := json.NewEncoder(os.Stdout).Encode(result); err != nil {
 		os.Exit(1)
 	}
 }
 
-// stand is an importer that answers every path with an empty package: the
-// type checker then still folds the package's own constants.
-type stand struct{ pkgs map[string]*types.Package }
-
-func (s stand) Import(path string) (*types.Package, error) {
-	if p, ok := s.pkgs[path]; ok {
-		return p, nil
-	}
-	name := path[strings.LastIndex(path, "/")+1:]
-	if v := strings.TrimPrefix(name, "v"); v != name {
-		if _, err := strconv.Atoi(v); err == nil && strings.Contains(path, "/") {
-			trimmed := path[:strings.LastIndex(path, "/")]
-			name = trimmed[strings.LastIndex(trimmed, "/")+1:]
-		}
-	}
-	p := types.NewPackage(path, name)
-	p.MarkComplete()
-	s.pkgs[path] = p
-	return p, nil
-}
-
-func scanDir(root, own string, files []string) []finding {
+func scanDir(root, own string, files []string) ([]finding, []place) {
 	fset := token.NewFileSet()
 	var asts []*ast.File
 	var out []finding
+	var gos []place
 	rel := func(pos token.Pos) (string, int) {
 		p := fset.Position(pos)
 		r, err := filepath.Rel(root, p.Filename)
@@ -215,12 +213,22 @@ func scanDir(root, own string, files []string) []finding {
 			asts = append(asts, file)
 		}
 	}
-	// The type checker resolves every name (a local variable called os is not
-	// the package) and folds constants; imported packages are empty stand-ins.
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
-	conf := types.Config{Importer: stand{map[string]*types.Package{}}, Error: func(error) {}, FakeImportC: true}
-	conf.Check("scanned", fset, asts, info)
-
+	// The package's string constants, by name, for folding across its files.
+	consts := map[string]ast.Expr{}
+	for _, file := range asts {
+		for _, d := range file.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, s := range g.Specs {
+					vs := s.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if i < len(vs.Values) {
+							consts[n.Name] = vs.Values[i]
+						}
+					}
+				}
+			}
+		}
+	}
 	isOwn := func(path string) bool { return path == own || strings.HasPrefix(path, own+"/") }
 	for _, file := range asts {
 		// Directives: //go:embed and //go:linkname (line comments, as the compiler reads them).
@@ -235,14 +243,20 @@ func scanDir(root, own string, files []string) []finding {
 				}
 			}
 		}
+		names := map[string]string{} // the names the file's imports go by -> their paths
 		for _, spec := range file.Imports {
 			path, err := strconv.Unquote(spec.Path.Value)
 			if err != nil {
 				continue
 			}
+			local := path[strings.LastIndex(path, "/")+1:]
+			if spec.Name != nil {
+				local = spec.Name.Name
+			}
+			names[local] = path
 			dotted := strings.Contains(strings.SplitN(path, "/", 2)[0], ".")
 			switch {
-			case spec.Name != nil && spec.Name.Name == ".":
+			case local == ".":
 				note(spec.Pos(), fmt.Sprintf("imports %q with a dot: its names then appear unqualified, so the kit cannot tell which it uses", path))
 			case imports[path] != "":
 				note(spec.Pos(), imports[path])
@@ -253,70 +267,90 @@ func scanDir(root, own string, files []string) []finding {
 				note(spec.Pos(), fmt.Sprintf("imports %q, which the assignment does not need", path))
 			}
 		}
-		// Uses of the noted names: any reference (a call, or the function as a value).
 		ast.Inspect(file, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
+			switch e := n.(type) {
+			case *ast.GoStmt:
+				f, l := rel(e.Pos())
+				gos = append(gos, place{f, l})
 				return true
-			}
-			id, ok := sel.X.(*ast.Ident)
-			if !ok {
-				return true
-			}
-			pkgName, ok := info.Uses[id].(*types.PkgName)
-			if !ok {
-				return true
-			}
-			path, name := pkgName.Imported().Path(), sel.Sel.Name
-			if path == "os" {
-				if why, ok := osUses[name]; ok {
-					note(sel.Pos(), why)
-				} else if !osQuiet[name] {
-					note(sel.Pos(), "uses os."+name+", which the assignment does not need")
+			case *ast.SelectorExpr:
+				// A use of an imported name: any reference (a call, or the
+				// function as a value). An identifier the parser resolved to
+				// a declaration of the file (a local os) is not the package.
+				id, ok := e.X.(*ast.Ident)
+				if !ok || id.Obj != nil {
+					return true
+				}
+				path, ok := names[id.Name]
+				if !ok {
+					return true
+				}
+				name := e.Sel.Name
+				if path == "os" {
+					if why, ok := osUses[name]; ok {
+						note(e.Pos(), why)
+					} else if !osQuiet[name] {
+						note(e.Pos(), "uses os."+name+", which the assignment does not need")
+					}
+				} else if why, ok := otherUses[path][name]; ok {
+					note(e.Pos(), why)
 				}
 				return true
-			}
-			if why, ok := otherUses[path][name]; ok {
-				note(sel.Pos(), why)
+			case *ast.BasicLit, *ast.BinaryExpr, *ast.Ident, *ast.ParenExpr:
+				// A string constant, folded: "/pr" + "oc" + self is one path.
+				v, ok := fold(e.(ast.Expr), consts, 0)
+				if !ok {
+					return true
+				}
+				for _, p := range paths {
+					if strings.Contains(v, p) {
+						shown := v
+						if len(shown) > 60 {
+							shown = shown[:60] + "..."
+						}
+						note(e.Pos(), fmt.Sprintf("names the path %q: the process's own memory, binary and descriptors are there", shown))
+						return false
+					}
+				}
+				return false
 			}
 			return true
 		})
 	}
-	// Constant strings that name the process itself (folded by go/types).
-	type span struct {
-		pos, end token.Pos
-		value    string
+	return out, gos
+}
+
+// fold evaluates a string constant expression: literals, +, parentheses and
+// the package's named string constants (not through other packages).
+func fold(e ast.Expr, consts map[string]ast.Expr, depth int) (string, bool) {
+	if depth > 32 {
+		return "", false
 	}
-	var found []span
-	for expr, tv := range info.Types {
-		if tv.Value == nil || tv.Value.Kind() != constant.String {
-			continue
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		if x.Kind != token.STRING {
+			return "", false
 		}
-		v := constant.StringVal(tv.Value)
-		for _, p := range paths {
-			if strings.Contains(v, p) {
-				found = append(found, span{expr.Pos(), expr.End(), v})
-				break
-			}
+		s, err := strconv.Unquote(x.Value)
+		return s, err == nil
+	case *ast.ParenExpr:
+		return fold(x.X, consts, depth+1)
+	case *ast.BinaryExpr:
+		if x.Op != token.ADD {
+			return "", false
 		}
+		a, ok1 := fold(x.X, consts, depth+1)
+		b, ok2 := fold(x.Y, consts, depth+1)
+		return a + b, ok1 && ok2
+	case *ast.Ident:
+		if x.Obj != nil && x.Obj.Kind != ast.Con {
+			return "", false
+		}
+		v, ok := consts[x.Name]
+		if !ok {
+			return "", false
+		}
+		return fold(v, consts, depth+1)
 	}
-	sort.Slice(found, func(a, b int) bool {
-		if found[a].pos != found[b].pos {
-			return found[a].pos < found[b].pos
-		}
-		return found[a].end > found[b].end
-	})
-	var last token.Pos
-	for _, s := range found {
-		if s.pos < last {
-			continue // inside one already noted
-		}
-		last = s.end
-		shown := s.value
-		if len(shown) > 60 {
-			shown = shown[:60] + "..."
-		}
-		note(s.pos, fmt.Sprintf("names the path %q: the process's own memory, binary and descriptors are there", shown))
-	}
-	return out
+	return "", false
 }
