@@ -450,25 +450,31 @@ def _owner_pid(name: str) -> int | None:
     return None
 
 
-def cleanup_stale() -> list[str]:
-    """Remove what sandboxes of kits that died (SIGKILL) left behind: their empty
-    cgroups (killing anything still in them) and their temporary directories.
-    Returns what was removed."""
-    removed: list[str] = []
+def _kit_cgroups() -> list[tuple[str, Path]]:
+    """Every cgroup folder under the kit's own cgroups, as ``(controller, folder)``."""
+    out: list[tuple[str, Path]] = []
     own, mounts = _own_cgroups(), _cgroup_mounts()
     for ctrl, mount in mounts.items():
         if ctrl not in own:
             continue
         base = mount / own[ctrl].lstrip("/")
         with contextlib.suppress(OSError):
-            for d in base.iterdir():
-                pid = _owner_pid(d.name)
-                if pid is None or _alive(pid) or not d.is_dir():
-                    continue
-                cg = _Cgroup({ctrl: d})
-                cg.remove()
-                if not d.exists():
-                    removed.append(str(d))
+            out += [(ctrl, d) for d in base.iterdir() if d.is_dir()]
+    return out
+
+
+def cleanup_stale() -> list[str]:
+    """Remove what sandboxes of kits that died (SIGKILL) left behind: their empty
+    cgroups (killing anything still in them) and their temporary directories.
+    Returns what was removed."""
+    removed: list[str] = []
+    for ctrl, d in _kit_cgroups():
+        pid = _owner_pid(d.name)
+        if pid is None or _alive(pid):
+            continue
+        _Cgroup({ctrl: d}).remove()
+        if not d.exists():
+            removed.append(str(d))
     tmp = Path(tempfile.gettempdir())
     with contextlib.suppress(OSError):
         for d in tmp.iterdir():
@@ -535,16 +541,10 @@ def shutdown() -> list[str]:
     # Cgroups named after this process (a sandbox closed in another thread while
     # this ran may have been half-made).
     removed = [str(d) for d in dirs]
-    own, mounts = _own_cgroups(), _cgroup_mounts()
-    for ctrl, mount in mounts.items():
-        if ctrl not in own:
-            continue
-        base = mount / own[ctrl].lstrip("/")
-        with contextlib.suppress(OSError):
-            for d in base.iterdir():
-                if _owner_pid(d.name) == os.getpid() and d.is_dir():
-                    _Cgroup({ctrl: d}).remove()
-                    removed.append(str(d))
+    for ctrl, d in _kit_cgroups():
+        if _owner_pid(d.name) == os.getpid():
+            _Cgroup({ctrl: d}).remove()
+            removed.append(str(d))
     return removed
 
 

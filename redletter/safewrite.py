@@ -17,7 +17,8 @@ existing name:
   a file goes is bad input naming it, refused before anything is written;
   a regular file of that name is replaced.
 
-On the ground floor: it imports nothing of the kit but :mod:`redletter.errors`.
+On the ground floor: it imports nothing of the kit but :mod:`redletter.errors` and
+:mod:`redletter.untrusted`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Final
 
 from redletter.errors import InputError
+from redletter.untrusted import kind_of
 
 __all__ = ["SafeFolder", "planted"]
 
@@ -40,15 +42,9 @@ _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_C
 def _what(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
     if stat.S_ISDIR(mode):
         return "a folder"
-    if stat.S_ISREG(mode):
-        return "a file"
-    return "a device"
+    return kind_of(mode) or "a file"
 
 
 def planted(path: Path, *, want_dir: bool) -> str:

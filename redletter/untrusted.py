@@ -48,6 +48,7 @@ __all__ = [
     "check_regular",
     "decode_utf8",
     "foreign_link",
+    "kind_of",
     "loads",
     "read_input",
 ]
@@ -144,7 +145,7 @@ def loads(
 # --------------------------------------------------------------------------- files
 
 
-def _kind(mode: int) -> str | None:
+def kind_of(mode: int) -> str | None:
     """What a file that is not a regular file is (None: it is one)."""
     if stat.S_ISREG(mode):
         return None
@@ -224,7 +225,7 @@ def check_regular(
         raise InputError(_cannot_read(exc, what), code=code, path=where) from None
     if found and stat.S_ISLNK(st.st_mode):
         raise _link(path, code=code, what=what)
-    kind = _kind(st.st_mode)
+    kind = kind_of(st.st_mode)
     if kind is not None:
         raise _not_regular(kind, code=code, what=what, path=where)
 
@@ -272,7 +273,7 @@ def read_input(
         raise failed(exc) from None
     if found and stat.S_ISLNK(seen.st_mode):
         raise _link(path, code=code, what=what)
-    kind = _kind(seen.st_mode)
+    kind = kind_of(seen.st_mode)
     if kind is not None:
         raise _not_regular(kind, code=code, what=what, path=where)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
@@ -284,7 +285,7 @@ def read_input(
         raise failed(exc) from None
     try:
         st = os.fstat(fd)  # what was opened, whatever the path names by now
-        kind = _kind(st.st_mode)
+        kind = kind_of(st.st_mode)
         if kind is not None:
             raise _not_regular(kind, code=code, what=what, path=where)
         if found:

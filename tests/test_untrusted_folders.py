@@ -204,7 +204,7 @@ def test_a_safe_folder_writes_replaces_and_refuses_what_was_planted(tmp_path: Pa
         for name, what in (
             ("link", f"a symbolic link (to {outside})"),
             ("dangling", f"a symbolic link (to {tmp_path / 'nowhere'})"),
-            ("fifo", "a FIFO"),
+            ("fifo", "a FIFO (named pipe)"),
         ):
             with pytest.raises(InputError) as err:
                 folder.write(name, "x")
@@ -218,7 +218,7 @@ def test_a_safe_folder_writes_replaces_and_refuses_what_was_planted(tmp_path: Pa
         assert err.value.message.startswith(f"{d}: link is a symbolic link (to {outside}), where")
         with pytest.raises(InputError) as err:
             folder.check("sub/fifo", "fifo")
-        assert err.value.message.startswith(f"{d}: fifo is a FIFO, where the kit writes a file")
+        assert err.value.message.startswith(f"{d}: fifo is a FIFO (named pipe), where the kit")
         with folder.folder("sub") as sub:
             sub.write("f", b"\x00")
     assert (d / "new").read_text() == "new\n" and (d / "old").read_text() == "replaced\n"
@@ -254,9 +254,9 @@ def test_export_refuses_links_and_fifos_before_any_work(
     assert code == 5
     _, err_text = _out(capsys)
     assert err_text.splitlines()[0] == (
-        f"error[RL-INPUT-USAGE]: {dest}: redletter_repro_test.go is a FIFO, where the kit writes"
-        " a file: it never writes through a link nor opens what others left in its folders;"
-        " remove it (or give another folder)"
+        f"error[RL-INPUT-USAGE]: {dest}: redletter_repro_test.go is a FIFO (named pipe), where"
+        " the kit writes a file: it never writes through a link nor opens what others left in"
+        " its folders; remove it (or give another folder)"
     )
     assert victim.read_text() == "untouched\n"
 
@@ -298,7 +298,7 @@ def test_a_grades_folder_with_planted_links_or_fifos_is_refused(tmp_path: Path) 
     os.mkfifo(out / "gradebook.html")
     with pytest.raises(InputError) as err:
         _check_out(out)
-    assert err.value.message.startswith(f"{out}: gradebook.html is a FIFO, where the kit writes")
+    assert err.value.message.startswith(f"{out}: gradebook.html is a FIFO (named pipe), where")
 
 
 # --------------------------------------------------------------------------- copies

@@ -54,6 +54,24 @@ EXIT_CODES = (
     " (e.g. no Go toolchain), 4 internal error, 5 bad input."
 )
 
+#: ``--course-test/--no-course-test`` of ``test`` and ``grade``.
+CourseTestOption = Annotated[
+    bool,
+    typer.Option(
+        "--course-test/--no-course-test",
+        help="Also run the package's own tests (go test) as they are, and show their"
+        " verdict beside the kit's.",
+    ),
+]
+#: ``--course-timeout`` of ``test`` and ``grade``.
+CourseTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        help="Seconds the package's own tests (go test) may take in all.",
+        callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
+    ),
+]
+
 app = typer.Typer(
     help="Judge COS 418 snapshot packages and files (.top/.events/.snap).",
     no_args_is_help=True,
@@ -520,14 +538,7 @@ def test_cmd(
             "--test-data/--no-test-data", help="Also run the package's own test_data/ scenarios."
         ),
     ] = True,
-    course_test: Annotated[
-        bool,
-        typer.Option(
-            "--course-test/--no-course-test",
-            help="Also run the package's own tests (go test) as they are, and show their"
-            " verdict beside the kit's.",
-        ),
-    ] = True,
+    course_test: CourseTestOption = True,
     shrink_failure: Annotated[
         bool, typer.Option("--shrink/--no-shrink", help="Shrink the first failure.")
     ] = True,
@@ -563,13 +574,7 @@ def test_cmd(
             callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
         ),
     ] = 180.0,
-    course_timeout: Annotated[
-        float,
-        typer.Option(
-            help="Seconds the package's own tests (go test) may take in all.",
-            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
-        ),
-    ] = 60.0,
+    course_timeout: CourseTimeoutOption = 60.0,
     outcome_timeout: Annotated[
         float,
         typer.Option(
@@ -789,21 +794,8 @@ def grade_cmd(
             callback=seconds_option(zero=True),
         ),
     ] = 300.0,
-    course_test: Annotated[
-        bool,
-        typer.Option(
-            "--course-test/--no-course-test",
-            help="Also run each package's own tests (go test) as they are, for the course's"
-            " verdict beside the kit's.",
-        ),
-    ] = True,
-    course_timeout: Annotated[
-        float,
-        typer.Option(
-            help="Seconds a package's own tests (go test) may take in all.",
-            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
-        ),
-    ] = 60.0,
+    course_test: CourseTestOption = True,
+    course_timeout: CourseTimeoutOption = 60.0,
     local: Annotated[
         bool,
         typer.Option("--local", help="Grade in this process, one submission after another."),

@@ -62,7 +62,7 @@ from redletter.conformance.sandbox import (
     release_tempdir,
 )
 from redletter.errors import EnvironmentMissing, InputError, InternalError
-from redletter.untrusted import foreign_link
+from redletter.untrusted import foreign_link, kind_of
 
 __all__ = [
     "BUILD_UID",
@@ -353,14 +353,7 @@ def read_package(source: Path, *, skip: tuple[str, ...] = (".git",)) -> list[Pac
                         data = _read_at(fd, name, rel, here, refuse, str(source))
                         out.append(PackageFile(rel, False, data))
                     else:
-                        kind = (
-                            "a FIFO"
-                            if stat.S_ISFIFO(st.st_mode)
-                            else "a socket"
-                            if stat.S_ISSOCK(st.st_mode)
-                            else "a device"
-                        )
-                        raise refuse(rel, kind)
+                        raise refuse(rel, kind_of(st.st_mode) or "not a regular file")
                     if len(out) > MAX_ENTRIES:
                         raise InputError(
                             f"more than {MAX_ENTRIES:,} files and folders: give the folder of"
