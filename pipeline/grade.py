@@ -549,7 +549,11 @@ class _Grader:
         self.ws = ws
         limits = self._limits()
         pool = TimedOutcome(cfg.outcome_timeout)
-        build = ws.build()
+        try:
+            build = ws.build()
+        except InputError as exc:  # its folder changed since it was read (a link, ...)
+            self.commit("bad-input", "build", message=exc.message)
+            return
         if not build.ok:
             driver = build.driver_only
             self.commit(
