@@ -33,7 +33,7 @@ from typing import Final
 from redletter.errors import InputError
 from redletter.untrusted import kind_of
 
-__all__ = ["SafeFolder", "planted"]
+__all__ = ["FolderError", "SafeFolder", "planted"]
 
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _NEW_FILE: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -64,6 +64,15 @@ def planted(path: Path, *, want_dir: bool) -> str:
     return what
 
 
+class FolderError(InputError):
+    """Bad input about a folder the kit writes into; :attr:`reason` is the message
+    without its location (for a caller that says where in its own words)."""
+
+    def __init__(self, reason: str, *, code: str, path: str) -> None:
+        super().__init__(reason, code=code, path=path)
+        self.reason = reason
+
+
 class SafeFolder:
     """A folder the kit writes files into without following or opening what is there
     (module docstring).  Close it (or use it as a context manager)."""
@@ -81,10 +90,10 @@ class SafeFolder:
         except OSError as exc:
             raise self._error(path, f"cannot write into it: {exc.strerror or exc}") from None
 
-    def _error(self, path: Path, why: str) -> InputError:
-        return InputError(why, code=self.code, path=str(path))
+    def _error(self, path: Path, why: str) -> FolderError:
+        return FolderError(why, code=self.code, path=str(path))
 
-    def _refuse(self, name: str, what: str, want: str) -> InputError:
+    def _refuse(self, name: str, what: str, want: str) -> FolderError:
         return self._error(
             self.path,
             f"{name} is {what}, where the kit writes {want}: it never writes through a link"

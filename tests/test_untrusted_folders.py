@@ -278,9 +278,9 @@ def test_dangling_links_in_the_store_are_passed_over_or_a_typed_error(
     pkg = materialize("servers/base", tmp_path / "g")
     assert main(["cos418", "test", str(pkg), "--store", str(dangling)]) == 5
     _, err = _out(capsys)
-    assert err.splitlines()[0].startswith(
-        f"error[RL-INPUT-USAGE]: cannot write run folders into {dangling}: {dangling}: cannot"
-        " write into it: "
+    assert err.splitlines()[0] == (
+        f"error[RL-INPUT-USAGE]: {dangling}: cannot write run folders into {dangling}: cannot"
+        " write into it: File exists; give a writable folder with --store"
     )
 
 

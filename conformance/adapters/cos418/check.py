@@ -57,7 +57,7 @@ from redletter.conformance.report import new_run_folder
 from redletter.conformance.sandbox import SandboxPolicy, cleanup_stale
 from redletter.conformance.verdict import Verdict
 from redletter.errors import InputError
-from redletter.safewrite import SafeFolder
+from redletter.safewrite import FolderError, SafeFolder
 
 __all__ = ["CheckEvents", "check_package", "kit_command", "replay_command"]
 
@@ -124,11 +124,12 @@ def _check_store(store: Path) -> Path:
     try:
         with SafeFolder(store, code="RL-INPUT-USAGE") as folder:
             folder.probe()
-    except InputError as exc:
+    except FolderError as exc:
         raise InputError(
-            f"cannot write run folders into {store}: {exc.message}; give a writable"
+            f"cannot write run folders into {store}: {exc.reason}; give a writable"
             " folder with --store",
             code="RL-INPUT-USAGE",
+            path=str(store),
         ) from None
     return store
 
