@@ -43,6 +43,7 @@ from redletter.conformance.traces import (
     write_trace,
 )
 from redletter.conformance.verdict import Verdict
+from redletter.errors import InputError
 from redletter.python_model.actions import step as model_step
 from redletter.python_model.config import ModelConfig
 from redletter.python_model.engines import family_of
@@ -112,10 +113,25 @@ def new_run_folder(store: Path, name: str, *, now: datetime | None = None) -> Ru
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
     base = store / f"{stamp}-{safe}"
     path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    (path / "logs").mkdir(parents=True)
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        while True:
+            try:
+                # mkdir never follows: a name already taken (a link left there too,
+                # dangling or not) is passed over, never written through.
+                path.mkdir()
+                break
+            except FileExistsError:
+                n += 1
+                path = base.with_name(f"{base.name}-{n}")
+        (path / "logs").mkdir()
+    except OSError as exc:
+        raise InputError(
+            f"cannot make a run folder in it: {exc.strerror or exc}; give a writable folder"
+            " with --store",
+            code="RL-INPUT-USAGE",
+            path=str(store),
+        ) from None
     return RunFolder(path)
 
 

@@ -61,6 +61,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -80,7 +81,11 @@ __all__ = [
     "SandboxReport",
     "cleanup_stale",
     "describe_bytes",
+    "own_tempdir",
     "parse_bytes",
+    "release_tempdir",
+    "reopen",
+    "shutdown",
 ]
 
 INIT_SCRIPT: Final = Path(__file__).resolve().parent / "sandbox_init.py"
@@ -445,25 +450,31 @@ def _owner_pid(name: str) -> int | None:
     return None
 
 
-def cleanup_stale() -> list[str]:
-    """Remove what sandboxes of kits that died (SIGKILL) left behind: their empty
-    cgroups (killing anything still in them) and their temporary directories.
-    Returns what was removed."""
-    removed: list[str] = []
+def _kit_cgroups() -> list[tuple[str, Path]]:
+    """Every cgroup folder under the kit's own cgroups, as ``(controller, folder)``."""
+    out: list[tuple[str, Path]] = []
     own, mounts = _own_cgroups(), _cgroup_mounts()
     for ctrl, mount in mounts.items():
         if ctrl not in own:
             continue
         base = mount / own[ctrl].lstrip("/")
         with contextlib.suppress(OSError):
-            for d in base.iterdir():
-                pid = _owner_pid(d.name)
-                if pid is None or _alive(pid) or not d.is_dir():
-                    continue
-                cg = _Cgroup({ctrl: d})
-                cg.remove()
-                if not d.exists():
-                    removed.append(str(d))
+            out += [(ctrl, d) for d in base.iterdir() if d.is_dir()]
+    return out
+
+
+def cleanup_stale() -> list[str]:
+    """Remove what sandboxes of kits that died (SIGKILL) left behind: their empty
+    cgroups (killing anything still in them) and their temporary directories.
+    Returns what was removed."""
+    removed: list[str] = []
+    for ctrl, d in _kit_cgroups():
+        pid = _owner_pid(d.name)
+        if pid is None or _alive(pid):
+            continue
+        _Cgroup({ctrl: d}).remove()
+        if not d.exists():
+            removed.append(str(d))
     tmp = Path(tempfile.gettempdir())
     with contextlib.suppress(OSError):
         for d in tmp.iterdir():
@@ -471,6 +482,68 @@ def cleanup_stale() -> list[str]:
             if pid is None or _alive(pid):
                 continue
             shutil.rmtree(d, ignore_errors=True)
+            removed.append(str(d))
+    return removed
+
+
+# --------------------------------------------------------------------------- this process's own
+
+
+#: Guards the registry below (re-entrant: a sandbox is made under it).
+_OWN_LOCK: Final = threading.RLock()
+#: The sandboxes of this process that are not closed yet.
+_LIVE: Final[set[Sandbox]] = set()
+#: The temporary directories this process made and has not removed yet.
+_OWN_DIRS: Final[set[Path]] = set()
+_SHUT: list[bool] = []  #: non-empty once :func:`shutdown` ran: no new sandbox
+
+
+def own_tempdir(prefix: str) -> Path:
+    """A fresh temporary directory ``<prefix><pid>-...`` of this process, registered
+    so that :func:`shutdown` removes it, whatever thread made it.  Raises
+    KeyboardInterrupt once the process is shutting down (a Ctrl-C)."""
+    with _OWN_LOCK:
+        if _SHUT:
+            raise KeyboardInterrupt
+        d = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+        _OWN_DIRS.add(d)
+        return d
+
+
+def release_tempdir(path: Path) -> None:
+    """Remove a directory :func:`own_tempdir` made."""
+    shutil.rmtree(path, ignore_errors=True)
+    with _OWN_LOCK:
+        _OWN_DIRS.discard(path)
+
+
+def reopen() -> None:
+    """Allow sandboxes again after :func:`shutdown` (a new command in this process)."""
+    with _OWN_LOCK:
+        _SHUT.clear()
+
+
+def shutdown() -> list[str]:
+    """The command is stopping (Ctrl-C, SIGTERM): refuse new sandboxes, close every
+    sandbox still open (its processes killed, its cgroups and folders removed) and
+    remove every temporary directory of this process, whichever thread made them
+    and wherever it was interrupted.  Returns what was removed."""
+    with _OWN_LOCK:
+        _SHUT.append(True)
+        live = list(_LIVE)
+    for sb in live:
+        with contextlib.suppress(Exception):
+            sb.close()
+    with _OWN_LOCK:
+        dirs = sorted(_OWN_DIRS)
+    for d in dirs:
+        release_tempdir(d)
+    # Cgroups named after this process (a sandbox closed in another thread while
+    # this ran may have been half-made).
+    removed = [str(d) for d in dirs]
+    for ctrl, d in _kit_cgroups():
+        if _owner_pid(d.name) == os.getpid():
+            _Cgroup({ctrl: d}).remove()
             removed.append(str(d))
     return removed
 
@@ -614,17 +687,17 @@ class Launch:
     _status_r: int
     _status_w: int
     _config: int = -1  #: the descriptor holding the init's configuration
+    _result_w: int = -1  #: the write end of the init's last word (which folders filled)
     layers: dict[str, str] = field(default_factory=dict)
 
     def spawned(self) -> None:
         """Call once the process exists: the harness lets go of the status pipe's
-        write end and of the configuration's descriptor."""
-        if self._status_w >= 0:
-            os.close(self._status_w)
-            self._status_w = -1
-        if self._config >= 0:
-            os.close(self._config)
-            self._config = -1
+        write end, of the configuration's descriptor and of the result pipe's write end."""
+        for name in ("_status_w", "_config", "_result_w"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
 
     def abandon(self) -> None:
         """The process could not be started: close the status pipe."""
@@ -720,16 +793,28 @@ class Sandbox:
         self._chowned: list[tuple[Path, int, int]] = []
         self._seen: dict[str, str] = {}
         self._oom_before = 0
-        self.root = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-"))
+        self._results: list[int] = []  #: read ends of the inits' last words
+        self._said: dict[int, bytes] = {}
         off = self.policy.mode == "off"
         self.is_root = _host_uid() == 0
         self.uid: int | None = None
         if not off and self.is_root:
             self.uid = uid if uid is not None else _fresh_uid()
         self.cgroup = _Cgroup()
-        if not off:
-            self.cgroup = _make_cgroup(self.root.name, self.policy)
-            self._oom_before = self.cgroup.oom_kills()
+        # Made and registered at once, under the registry's lock: a Ctrl-C's
+        # shutdown() either sees this sandbox whole or refuses to let it be made.
+        with _OWN_LOCK:
+            self.root = own_tempdir(_PREFIX)
+            _LIVE.add(self)
+            try:
+                if not off:
+                    self.cgroup = _make_cgroup(self.root.name, self.policy)
+                    self._oom_before = self.cgroup.oom_kills()
+            except BaseException:
+                _LIVE.discard(self)
+                self.cgroup.remove()
+                release_tempdir(self.root)
+                raise
         if off:
             self.cgroup.detail = "sandbox turned off (--sandbox off)"
         (self.root / "view").mkdir()
@@ -782,8 +867,8 @@ class Sandbox:
                     "filesystem",
                     True,
                     "private view: read-only system directories and the program's files,"
-                    f" its own /tmp ({describe_bytes(pol.tmp_size)}); the store and the run's"
-                    " folder hidden",
+                    f" its own /tmp and working folder (a {describe_bytes(pol.tmp_size)} tmpfs:"
+                    " the host's disk is not written); the store and the run's folder hidden",
                 )
             )
         else:
@@ -901,6 +986,7 @@ class Sandbox:
         shared: Sequence[Path] = (),
         cwd: Path | None = None,
         extra_fds: Sequence[int] = (),
+        overlay: Sequence[Path] = (),
     ) -> Launch:
         """Prepare to start ``argv`` (absolute program path) in this sandbox.
 
@@ -910,7 +996,12 @@ class Sandbox:
         With ``home``, ``HOME`` and ``TMPDIR`` are the program's working directory.
         ``shared`` paths are bound read-write as they are (the sandbox's uid owns
         them already: a cache shared by the builds of the kit).  ``cwd`` is the
-        program's working directory (default: its own ``/tmp``).
+        program's working directory (default: its own ``/tmp``, a tmpfs of
+        ``tmp_size`` bytes).  ``overlay`` folders are shown writable at their own
+        paths, but what the program writes there goes to a tmpfs of ``tmp_size``
+        bytes inside the sandbox, never to the host's folder (without a private
+        view they are plain writable folders).  After the program ends,
+        :meth:`filled` says which of these bounded file systems it filled.
         """
         if self._closed:
             raise RuntimeError("the sandbox is closed")
@@ -919,10 +1010,15 @@ class Sandbox:
         workdir = Path(tempfile.mkdtemp(prefix="work-", dir=self.root))
         if self.uid is not None:
             os.chown(workdir, self.uid, self.uid)
-        for path in writable:
+        for path in (*writable, *overlay):
             self._grant(path)
+        if off:  # no private view: the folders are the host's, written in place
+            writable, overlay = (*writable, *overlay), ()
         join = None if hold else self._holder_net()
         r, w = os.pipe()
+        result_r, result_w = os.pipe() if not hold else (-1, -1)
+        if result_r >= 0:
+            self._results.append(result_r)
         program_env = dict(env or {})
         tmp = tmp_size if tmp_size is not None else pol.tmp_size
         cfg: dict[str, object] = {
@@ -942,6 +1038,7 @@ class Sandbox:
             "home": home,
             "rlimits": {k: list(v) for k, v in pol.rlimits().items()},
             "extra_fds": list(extra_fds),
+            "result_fd": result_w,
         }
         if not off:
             hidden = [Path(os.path.abspath(h)) for h in (*pol.hide, *hide)]
@@ -962,15 +1059,15 @@ class Sandbox:
             ro |= program_paths(argv) | kit_paths() | {Path(p) for p in pol.paths}
             ro |= {Path(p) for p in readable}
             rw = [os.path.abspath(p) for p in (*writable, *shared)]
-            symlinks = [
-                [d, os.readlink(d)] for d in SYSTEM_DIRS if os.path.islink(d)
-            ]
+            lower = [os.path.abspath(p) for p in overlay]
+            symlinks = [[d, os.readlink(d)] for d in SYSTEM_DIRS if os.path.islink(d)]
             uid = self.uid if self.uid is not None else _host_uid()
             hidden.append(self.root)
             cfg["fs"] = {
                 "root": str(self.root / "view"),
-                "ro": [p for p in _minimal(ro) if p not in rw],
+                "ro": [p for p in _minimal(ro) if p not in rw and p not in lower],
                 "rw": rw,
+                "overlay": lower,
                 "symlinks": symlinks,
                 "hide": [os.path.abspath(h) for h in hidden],
                 "tmp_size": tmp,
@@ -987,7 +1084,7 @@ class Sandbox:
         argv0 = [sys.executable, "-I", "-S", "-B", str(INIT_SCRIPT)]
         return Launch(
             argv0,
-            (w, config, *extra_fds),
+            (w, config, *extra_fds, *((result_w,) if result_w >= 0 else ())),
             {"LANG": "C.UTF-8", CONFIG_FD_ENV: str(config)},
             self,
             argv[0] if argv else "(holder)",
@@ -995,6 +1092,7 @@ class Sandbox:
             r,
             w,
             config,
+            result_w,
         )
 
     def adopt(self, proc: subprocess.Popen[bytes] | int) -> None:
@@ -1021,6 +1119,7 @@ class Sandbox:
         cwd: Path | None = None,
         home: bool = True,
         extra_fds: Sequence[int] = (),
+        overlay: Sequence[Path] = (),
     ) -> subprocess.Popen[bytes]:
         """Start ``argv`` in the sandbox (see :meth:`launch`) and wait until it runs."""
         launch = self.launch(
@@ -1034,6 +1133,7 @@ class Sandbox:
             cwd=cwd,
             home=home,
             extra_fds=extra_fds,
+            overlay=overlay,
         )
         try:
             proc = subprocess.Popen(
@@ -1073,6 +1173,26 @@ class Sandbox:
         """The most memory the run used at once, where the cgroup tells."""
         return self.cgroup.peak_memory()
 
+    def filled(self) -> tuple[tuple[str, int], ...]:
+        """The size-bounded file systems (its ``/tmp``, ``/dev/shm``, its overlays)
+        that a program of this sandbox filled, as ``(path inside the sandbox, size)``:
+        what each init said once its program had ended (call after the programs
+        ended; a program killed with its init says nothing)."""
+        out: list[tuple[str, int]] = []
+        for fd in self._results:
+            data = b""
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, False)
+                while chunk := os.read(fd, 65536):
+                    data += chunk
+            self._said[fd] = self._said.get(fd, b"") + data
+            for line in self._said[fd].decode("utf-8", "replace").splitlines():
+                with contextlib.suppress(ValueError, TypeError):
+                    for path, size in json.loads(line).get("full", []):
+                        if (str(path), int(size)) not in out:
+                            out.append((str(path), int(size)))
+        return tuple(out)
+
     def kill(self) -> None:
         """SIGKILL every process of the sandbox now."""
         for pid in self._pids:
@@ -1095,7 +1215,13 @@ class Sandbox:
         self.cgroup.remove()
         for path, uid, gid in reversed(self._chowned):
             _chown_back(path, self.uid, uid, gid)
-        shutil.rmtree(self.root, ignore_errors=True)
+        for fd in self._results:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._results.clear()
+        release_tempdir(self.root)
+        with _OWN_LOCK:
+            _LIVE.discard(self)
 
     def __enter__(self) -> Sandbox:
         return self

@@ -50,6 +50,7 @@ import os
 import resource
 import signal
 import socket
+import stat
 import struct
 import sys
 from typing import Any
@@ -343,7 +344,8 @@ def init(cfg: Config, layers: dict[str, str], pidns: bool, report_fd: int, statu
     if status_fd >= 0:
         os.close(status_fd)
     to_devnull()
-    guard(child, pidns, report_fd)
+    bounded = watched(fs) if layers.get("filesystem") == "ok" and fs else []
+    guard(child, pidns, report_fd, bounded, int(cfg.get("result_fd", -1)))
 
 
 def hold_forever(status_fd: int) -> None:
@@ -357,8 +359,11 @@ def hold_forever(status_fd: int) -> None:
         signal.pause()
 
 
-def guard(child: int, pidns: bool, report_fd: int) -> None:
-    """Forward signals to the program, reap orphans, and end with the program."""
+def guard(
+    child: int, pidns: bool, report_fd: int, bounded: list[list[Any]], result_fd: int
+) -> None:
+    """Forward signals to the program, reap orphans, and end with the program; then
+    tell the harness which of the ``bounded`` file systems the program filled."""
 
     def forward(sig: int, _frame: object) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -379,9 +384,35 @@ def guard(child: int, pidns: bool, report_fd: int) -> None:
     # kernel does it when PID 1 exits; a subreaper must do it itself.
     if not pidns:
         kill_descendants()
+    if result_fd >= 0:
+        write_status(result_fd, {"full": filled(bounded)})
     with contextlib.suppress(OSError):
         os.write(report_fd, f"{wstatus}\n".encode())
     os._exit(0)
+
+
+def watched(fs: Config) -> list[list[Any]]:
+    """The size-bounded file systems of the view the program may write, as
+    ``[path, size]`` (seen from inside the view)."""
+    size = int(fs["tmp_size"])
+    out: list[list[Any]] = [["/tmp", size], ["/dev/shm", size]]
+    out += [[p, size] for p in fs.get("overlay", [])]
+    return out
+
+
+def filled(bounded: list[list[Any]]) -> list[list[Any]]:
+    """Those of ``bounded`` that are full: less than 1 MiB (or 1 %) of their
+    space left, or no file left to create."""
+    out = []
+    for path, size in bounded:
+        try:
+            st = os.statvfs(path)
+        except OSError:
+            continue
+        free = st.f_bavail * st.f_frsize
+        if free < max(1 << 20, size // 100) or (st.f_files and st.f_favail == 0):
+            out.append([path, size])
+    return out
 
 
 def kill_descendants() -> None:
@@ -501,13 +532,16 @@ def build_view(fs: Config, cfg: Config) -> None:
     # The working directory: a private, size-limited tmpfs owned by the program
     # (first: the program's own files may live under /tmp and are bound on top).
     os.makedirs(root + "/tmp", exist_ok=True)
-    size = fs["tmp_size"]
-    mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0700,size={size}{owner}")
+    size = int(fs["tmp_size"])
+    files = f",nr_inodes={inodes(size)}"
+    opts = f"mode=0700,size={size}{files}{owner}"
+    mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts)
     # Read-only binds: system directories and the program's own files.
     for src in fs.get("ro", []):
         bind(root, src, writable=False)
     for src in fs.get("rw", []):
         bind(root, src, writable=True)
+    overlays(root, fs.get("overlay", []), size)
     for link, target in fs.get("symlinks", []):
         dst = root + link
         os.makedirs(os.path.dirname(dst), exist_ok=True)
@@ -527,7 +561,7 @@ def build_view(fs: Config, cfg: Config) -> None:
         open(target, "w").close()
         mount(f"/dev/{name}", target, None, MS_BIND)
     os.makedirs(dev + "/shm", exist_ok=True)
-    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={fs['tmp_size']}")
+    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={size}{files}")
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):  # fmt: skip
         os.symlink(target, f"{dev}/{name}")
@@ -551,6 +585,48 @@ def build_view(fs: Config, cfg: Config) -> None:
     else:
         os.chroot(".")
         os.chdir("/")
+
+
+def inodes(size: int) -> int:
+    """The files a bounded tmpfs may hold: one per 4 KiB of its size, at least 16,384
+    (the kernel's default, half the machine's pages, lets a program fill memory with
+    empty files)."""
+    return max(16384, size // 4096)
+
+
+def overlays(root: str, paths: list[str], size: int) -> None:
+    """Show each host folder of ``paths`` writable at its own path, through an
+    overlay whose changes go to one tmpfs of ``size`` bytes: the program writes, the
+    host folder is never written, and what it wrote is gone with the sandbox."""
+    if not paths:
+        return
+    stage = root + "/.redletter-overlay"
+    os.makedirs(stage)
+    opts = f"mode=0700,size={size},nr_inodes={inodes(size)}"
+    mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV, opts)
+    for i, src in enumerate(paths):
+        upper, work = f"{stage}/u{i}", f"{stage}/w{i}"
+        os.mkdir(upper)
+        os.mkdir(work, 0o700)
+        # The merged folder shows the upper folder's owner and mode: the host's.
+        st = os.stat(src)
+        os.chown(upper, st.st_uid, st.st_gid)
+        os.chmod(upper, stat.S_IMODE(st.st_mode))
+        dst = root + src
+        os.makedirs(dst, exist_ok=True)
+        opts = ",".join(
+            f"{key}={escape_option(value)}"
+            for key, value in (("lowerdir", src), ("upperdir", upper), ("workdir", work))
+        )
+        mount("overlay", dst, "overlay", MS_NOSUID | MS_NODEV, opts)
+    # The overlays keep their upper layer alive; the program need not see it.
+    _check(_libc.umount2(stage.encode(), MNT_DETACH), f"umount {stage}")
+    os.rmdir(stage)
+
+
+def escape_option(path: str) -> str:
+    """A path as a value of overlayfs's mount options (``,`` ``:`` and ``\\`` escaped)."""
+    return path.replace("\\", "\\\\").replace(",", "\\,").replace(":", "\\:")
 
 
 def bind(root: str, src: str, *, writable: bool) -> None:

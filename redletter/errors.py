@@ -386,10 +386,11 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-INPUT-GRADE", _BAD, ("InputError",),
        "a class to grade is malformed: not a folder of submissions nor a .csv class list"
-       " (name,path), no submission, a name given twice or not usable as a folder name, or"
-       " a grade folder that cannot be created",
+       " (name,path), no submission, a name given twice (or two names that give one report"
+       " folder), or a grade folder that cannot be created or holds what the kit did not"
+       " write where it writes (a link or a FIFO)",
        "give a folder with one folder per submission, or a CSV with a header `name,path`"
-       " and one line per submission, and a writable --out",
+       " and one line per submission, and a writable --out with nothing planted in it",
        "docs/spark.md, section “Grading a class”"),
     _E("RL-INPUT-COS418", _BAD, ("InputError",),
        "a COS 418 .top, .events or .snap file is malformed, or describes a scenario"

@@ -19,7 +19,11 @@ Nothing is evaluated: the result is plain JSON values.
 event log, a COS 418 file, the manifest), and :func:`check_regular` the check it
 makes first, for a file found in a folder the user named: only a regular file is
 read (a FIFO would block the kit for ever, a device may never end; a symlink to
-the user's own file is fine), and never more than a bound of bytes.
+the user's own file is fine), and never more than a bound of bytes.  Files found
+in a folder someone else wrote (``found=True``: a directory given to
+``cos418 judge --batch``) are read without following any link: a symbolic link
+is refused, unread, and so is a hard link that may name someone else's file
+(:func:`foreign_link`) when the kit runs as root.
 
 On the ground floor: it imports nothing of the kit but :mod:`redletter.errors`.
 """
@@ -43,6 +47,8 @@ __all__ = [
     "MAX_TRACE_BYTES",
     "check_regular",
     "decode_utf8",
+    "foreign_link",
+    "kind_of",
     "loads",
     "read_input",
 ]
@@ -139,7 +145,7 @@ def loads(
 # --------------------------------------------------------------------------- files
 
 
-def _kind(mode: int) -> str | None:
+def kind_of(mode: int) -> str | None:
     """What a file that is not a regular file is (None: it is one)."""
     if stat.S_ISREG(mode):
         return None
@@ -183,18 +189,58 @@ def _cannot_read(exc: OSError, what: str) -> str:
     return f"cannot read {what}: {exc.strerror or exc}"
 
 
-def check_regular(path: str | Path, *, code: str, what: str = "the file") -> None:
-    """Refuse ``path`` unless it is a regular file (a symlink is followed), with an
-    :class:`InputError` naming it; for the files of a folder the user named, before
-    any of them is read."""
+def foreign_link(st: os.stat_result, folder: os.stat_result) -> str:
+    """Why a file (``st``, from ``fstat`` of what was opened) found in ``folder``
+    must not be read: ``""`` when it may be.
+
+    Only a kit running as root needs this: every other user reads only what the
+    system lets them read.  Root reads everything, so a hard link to a root-only
+    file, planted in a student's folder, would be read and shown as the folder's
+    own (``lstat`` sees a plain file).  So, as root, a file with more than one
+    name is read only when the folder's owner owns it and is not root: such a
+    user could have copied the file themselves."""
+    if os.geteuid() != 0 or st.st_nlink <= 1:
+        return ""
+    if st.st_uid != 0 and st.st_uid == folder.st_uid:
+        return ""
+    return (
+        f"a hard link (a file with {st.st_nlink} names) owned by uid {st.st_uid}, while its"
+        f" folder belongs to uid {folder.st_uid}: the kit runs as root and does not read a"
+        " hard-linked file its folder's owner does not own (the other name may be a file"
+        " they cannot read); put a copy of the file in its place"
+    )
+
+
+def check_regular(
+    path: str | Path, *, code: str, what: str = "the file", found: bool = False
+) -> None:
+    """Refuse ``path`` unless it is a regular file, with an :class:`InputError`
+    naming it; for the files of a folder the user named, before any of them is
+    read.  A symlink is followed, unless ``found`` (a folder someone else wrote:
+    a link is refused, unread, naming where it points)."""
     where = str(path)
     try:
-        st = os.stat(path)
+        st = os.lstat(path) if found else os.stat(path)
     except OSError as exc:
         raise InputError(_cannot_read(exc, what), code=code, path=where) from None
-    kind = _kind(st.st_mode)
+    if found and stat.S_ISLNK(st.st_mode):
+        raise _link(path, code=code, what=what)
+    kind = kind_of(st.st_mode)
     if kind is not None:
         raise _not_regular(kind, code=code, what=what, path=where)
+
+
+def _link(path: str | Path, *, code: str, what: str) -> InputError:
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return InputError(
+        f"{what} is a symbolic link (to {target}): the kit never follows a link in a folder"
+        " it reads (it could name a file you did not mean to show); put the file itself there",
+        code=code,
+        path=str(path),
+    )
 
 
 def read_input(
@@ -204,13 +250,16 @@ def read_input(
     limit: int,
     what: str = "the file",
     unreadable: Callable[[OSError], str] | None = None,
+    found: bool = False,
 ) -> bytes:
     """The bytes of a file the user named, or an :class:`InputError` (``code``) naming
     it: it cannot be opened (``unreadable`` words the message, default ``cannot read
     WHAT: <reason>``), it is not a regular file (a FIFO, a device, a socket or a
     directory is refused before anything is read from it: the file is opened
     non-blocking and checked with fstat), or it is larger than ``limit`` bytes (never
-    more than ``limit + 1`` bytes are read, even of a file that grows)."""
+    more than ``limit + 1`` bytes are read, even of a file that grows).  With
+    ``found`` (a file found in a folder someone else wrote) a symbolic link is
+    refused and never opened, and so is a hard link :func:`foreign_link` refuses."""
     where = str(path)
 
     def failed(exc: OSError) -> InputError:
@@ -219,21 +268,33 @@ def read_input(
 
     try:
         # Look before opening: opening a device can have effects of its own.
-        kind = _kind(os.stat(path).st_mode)
+        seen = os.lstat(path) if found else os.stat(path)
     except OSError as exc:
         raise failed(exc) from None
+    if found and stat.S_ISLNK(seen.st_mode):
+        raise _link(path, code=code, what=what)
+    kind = kind_of(seen.st_mode)
     if kind is not None:
         raise _not_regular(kind, code=code, what=what, path=where)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+    if found:
+        flags |= os.O_NOFOLLOW
     try:
         fd = os.open(path, flags)
     except OSError as exc:
         raise failed(exc) from None
     try:
         st = os.fstat(fd)  # what was opened, whatever the path names by now
-        kind = _kind(st.st_mode)
+        kind = kind_of(st.st_mode)
         if kind is not None:
             raise _not_regular(kind, code=code, what=what, path=where)
+        if found:
+            try:
+                why = foreign_link(st, os.stat(Path(path).parent))
+            except OSError as exc:
+                raise failed(exc) from None
+            if why:
+                raise InputError(f"{what} is {why}", code=code, path=where)
         if st.st_size > limit:
             raise _too_large(limit, code=code, what=what, path=where)
         chunks: list[bytes] = []

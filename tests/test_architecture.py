@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "redletter.errors",
             "redletter.untrusted",
+            "redletter.safewrite",
             "redletter.project",
             "redletter.toolchain",
             "redletter.tlc",

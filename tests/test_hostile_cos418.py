@@ -461,6 +461,83 @@ def test_a_link_to_a_secret_in_the_package_is_refused_unread(
     assert not (tmp_path / "store").exists() or not any((tmp_path / "store").iterdir())
 
 
+# --------------------------------------------------------------------------- disk and links
+
+#: init() writes 4 GiB, in files of 64 MiB, into its working folder (errors ignored).
+FILL_4_GIB = (
+    'package chandy_lamport\n\nimport (\n\t"fmt"\n\t"os"\n)\n\n'
+    "// The audit's attack: fill the grading machine's disk from the working folder.\n"
+    "func init() {\n\tb := make([]byte, 64<<20)\n\tfor i := 0; i < 64; i++ {\n"
+    '\t\tos.WriteFile(fmt.Sprintf("fill-%d", i), b, 0o644)\n\t}\n}\n'
+)
+
+
+def _host_used() -> int:
+    st = os.statvfs(tempfile.gettempdir())
+    return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+@pytest.mark.timeout(240)
+def test_a_package_writing_4_gib_fails_naming_the_limit_and_the_host_disk_is_untouched(
+    secret: Secret, tmp_path: Path
+) -> None:
+    pkg = _package(tmp_path, "servers/base", FILL_4_GIB)
+    children = set(_children())
+    before = _host_used()
+    started = time.monotonic()
+    # Its own tests run too: their working folder (the package's copy, through an
+    # overlay) is bounded the same way.
+    check = _check(pkg, tmp_path, scenarios=1, course_test=True)
+    seconds = time.monotonic() - started
+    grew = _host_used() - before
+    first = check.first_failure
+    assert check.verdict == Verdict.FAIL and first is not None, check.message
+    assert first.result.kind == "disk-full", check.message
+    assert check.message == (
+        "the run filled what the sandbox lets it write: its working folder (/tmp), 256 MiB (a"
+        " file system in memory inside the sandbox; the host's disk is never written): a correct"
+        " package writes no files"
+    )
+    assert check.course is not None
+    print(f"host disk: {grew / (1 << 20):+.0f} MiB while the package wrote 4 GiB (twice),"
+          f" {seconds:.1f} s")  # fmt: skip
+    assert grew < 1 << 30, f"the host disk grew by {grew:,} bytes"
+    assert _leftovers() == []
+    assert sorted(set(_children()) - children) == []
+    assert secret.token not in _every_output(check)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a hard link matters when the kit runs as root")
+def test_a_hard_link_to_a_root_only_file_is_never_copied_nor_printed(
+    secret: Secret, tmp_path: Path
+) -> None:
+    # The audit's attack: lstat sees a plain file, and //go:embed prints it in a panic.
+    embed = (
+        'package chandy_lamport\n\nimport _ "embed"\n\n//go:embed notes.txt\nvar notes string\n\n'
+        "func init() { panic(notes) }\n"
+    )
+    pkg = _package(tmp_path, "servers/base", embed)
+    try:
+        os.link(secret.path, pkg / "notes.txt")
+    except OSError as exc:  # another file system: the test cannot plant it here
+        pytest.skip(f"cannot hard-link the secret into the package: {exc}")
+    proc = subprocess.Popen(
+        [str(KIT), "cos418", "test", str(pkg), "--store", str(tmp_path / "store"),
+         "--scenarios", "1", "--seeds", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 5, err
+    assert next(ln for ln in err.splitlines() if ln.startswith("error[")) == (
+        f"error[RL-INPUT-COS418-PACKAGE]: {pkg}: notes.txt is a hard link (a file with 2 names)"
+        " owned by uid 0, while its folder belongs to uid 0: the kit runs as root and does not"
+        " read a hard-linked file its folder's owner does not own (the other name may be a file"
+        " they cannot read); put a copy of the file in its place"
+    )
+    assert secret.token not in out + err
+    assert _stale(proc.pid) == []
+
+
 # --------------------------------------------------------------------------- interrupts
 
 
@@ -536,3 +613,61 @@ def test_what_a_killed_kit_leaves_is_removed_by_the_next_run(tmp_path: Path) -> 
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert _stale(proc.pid) == []
+
+
+def _cgroups(pid: int) -> list[str]:
+    """Cgroups of the kit's sandboxes named after ``pid`` (beside this test's own)."""
+    from redletter.conformance.sandbox import _cgroup_mounts, _own_cgroups
+
+    own, mounts = _own_cgroups(), _cgroup_mounts()
+    out = []
+    for ctrl, mount in mounts.items():
+        base = mount / own.get(ctrl, "/").lstrip("/")
+        if base.is_dir():
+            out += [str(d) for d in base.iterdir() if d.name.startswith(f"redletter-sbx-{pid}-")]
+    return out
+
+
+#: The seed of the interrupts' moments (printed; set REDLETTER_CTRL_C_SEED to replay).
+CTRL_C_SEED = int(os.environ.get("REDLETTER_CTRL_C_SEED", "418"))
+
+
+@pytest.mark.timeout(400)
+def test_a_ctrl_c_at_any_moment_leaves_nothing_behind(tmp_path: Path) -> None:
+    """SIGINT at seeded moments of a ``cos418 test`` (building, running, judging) and
+    of a ``cos418 grade --local``: every time, exit 130 (or the command finished
+    first), and no workspace, sandbox folder or cgroup of the command is left."""
+    import random
+
+    rng = random.Random(CTRL_C_SEED)
+    pkg = _package(tmp_path, "servers/sleepy-collect", "")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("a", "b"):
+        materialize("nodes/sleepy-collect", tmp_path / name).rename(folder / name)
+    commands = [
+        ([str(KIT), "cos418", "test", str(pkg), "--store", str(tmp_path / "store"),
+          "--scenarios", "20", "--seeds", "2", "--no-shrink"], "building"),
+        ([str(KIT), "cos418", "grade", str(folder), "--out", str(tmp_path / "grade"),
+          "--local", "--scenarios", "6", "--seeds", "1"], ""),
+    ]  # fmt: skip
+    seen = []
+    for i in range(8):
+        argv, first_line = commands[i % 2]
+        delay = round(rng.uniform(0.0, 6.0), 2)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True, cwd=tmp_path)  # fmt: skip
+        if first_line:
+            _wait_for(proc, first_line)  # the command's own handler is in place
+        else:
+            time.sleep(2.0)  # the interpreter has started and imported the command
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        where = f"seed {CTRL_C_SEED}, interrupt {i}: {argv[2]} after {delay} s"
+        seen.append(f"{where}: exit {proc.returncode}")
+        assert proc.returncode in (130, 0), f"{where}: {err}"
+        assert _stale(proc.pid) == [], where
+        assert _cgroups(proc.pid) == [], where
+    print("\n".join(seen))
+

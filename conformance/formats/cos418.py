@@ -432,22 +432,27 @@ def format_snap(snap: Snap) -> str:
 # files
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, found: bool) -> bytes:
     """A COS 418 file's bytes: a regular file of at most
-    :data:`~redletter.untrusted.MAX_SMALL_BYTES` (else an :class:`InputError`)."""
-    return read_input(path, code="RL-INPUT-COS418", limit=MAX_SMALL_BYTES, what="the file")
+    :data:`~redletter.untrusted.MAX_SMALL_BYTES` (else an :class:`InputError`).
+    ``found``: a file found in a folder (``judge --batch``), not named by the user: a
+    link is refused and never read (nor, as root, a hard link to someone else's file),
+    so no line of a file the folder only points to is ever quoted."""
+    return read_input(
+        path, code="RL-INPUT-COS418", limit=MAX_SMALL_BYTES, what="the file", found=found
+    )
 
 
-def read_topology(path: Path) -> Topology:
-    return parse_topology(_read(path), str(path))
+def read_topology(path: Path, *, found: bool = False) -> Topology:
+    return parse_topology(_read(path, found), str(path))
 
 
-def read_scenario(path: Path) -> Scenario:
-    return parse_scenario(_read(path), str(path))
+def read_scenario(path: Path, *, found: bool = False) -> Scenario:
+    return parse_scenario(_read(path, found), str(path))
 
 
-def read_snap(path: Path) -> Snap:
-    return parse_snap(_read(path), str(path))
+def read_snap(path: Path, *, found: bool = False) -> Snap:
+    return parse_snap(_read(path, found), str(path))
 
 
 def write_topology(path: Path, topology: Topology) -> None:

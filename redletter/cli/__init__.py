@@ -95,8 +95,19 @@ def _on_stop(signum: int, frame: object) -> None:
     raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
+def _sandboxes(what: str) -> None:
+    """``shutdown`` or ``reopen`` the sandboxes of this process, if any module made
+    one (the sandbox is not imported for commands that run nothing)."""
+    sandbox = sys.modules.get("redletter.conformance.sandbox")
+    if sandbox is not None:
+        getattr(sandbox, what)()
+
+
 def _stopped() -> int:
-    """Say in one line why the command stopped; its exit code (130 or 143)."""
+    """Say in one line why the command stopped; its exit code (130 or 143).  Every
+    sandbox and temporary folder of the command is gone first, whichever thread was
+    making one when the signal came."""
+    _sandboxes("shutdown")
     if _STOPPED_BY and _STOPPED_BY[0] == signal.SIGTERM:
         ui.interrupted("terminated (SIGTERM); what was finished is kept")
         return 128 + signal.SIGTERM
@@ -141,6 +152,7 @@ def entry() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the ``redletter`` command with ``argv``; its exit code."""
     _STOPPED_BY.clear()
+    _sandboxes("reopen")
     before: dict[signal.Signals, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):

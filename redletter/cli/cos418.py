@@ -54,6 +54,24 @@ EXIT_CODES = (
     " (e.g. no Go toolchain), 4 internal error, 5 bad input."
 )
 
+#: ``--course-test/--no-course-test`` of ``test`` and ``grade``.
+CourseTestOption = Annotated[
+    bool,
+    typer.Option(
+        "--course-test/--no-course-test",
+        help="Also run the package's own tests (go test) as they are, and show their"
+        " verdict beside the kit's.",
+    ),
+]
+#: ``--course-timeout`` of ``test`` and ``grade``.
+CourseTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        help="Seconds the package's own tests (go test) may take in all.",
+        callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
+    ),
+]
+
 app = typer.Typer(
     help="Judge COS 418 snapshot packages and files (.top/.events/.snap).",
     no_args_is_help=True,
@@ -97,10 +115,11 @@ def _batch_sets(dirs: Sequence[Path]) -> list[tuple[str, Path, Path, list[Path]]
                 path=str(d),
             )
         # Every scenario file is checked before any is read: a FIFO must not hang
-        # the batch half-way (nor a *.snap one be skipped as "not a file").
+        # the batch half-way (nor a *.snap one be skipped as "not a file"), and a
+        # link is refused, never followed (its target's lines would be quoted).
         for f in sorted(d.iterdir()):
             if f.suffix in (".top", ".events") or ".snap" in f.name:
-                check_regular(f, code="RL-INPUT-COS418")
+                check_regular(f, code="RL-INPUT-COS418", found=True)
         tops = sorted(d.glob("*.top"))
         snaps = sorted(p for p in d.iterdir() if ".snap" in p.name and p.is_file())
         for ev in sorted(d.glob("*.events")):
@@ -194,10 +213,11 @@ def judge_cmd(
         kwargs["budget"] = budget
 
     def judge(top: Path, events: Path, snaps: Sequence[Path]) -> Judgement:
+        # The files of --batch folders were found there, not named: never followed.
         return judge_outcome(
-            read_topology(top),
-            read_scenario(events),
-            [read_snap(s) for s in snaps],
+            read_topology(top, found=batch),
+            read_scenario(events, found=batch),
+            [read_snap(s, found=batch) for s in snaps],
             **kwargs,  # type: ignore[arg-type]
         )
 
@@ -529,14 +549,7 @@ def test_cmd(
             "--test-data/--no-test-data", help="Also run the package's own test_data/ scenarios."
         ),
     ] = True,
-    course_test: Annotated[
-        bool,
-        typer.Option(
-            "--course-test/--no-course-test",
-            help="Also run the package's own tests (go test) as they are, and show their"
-            " verdict beside the kit's.",
-        ),
-    ] = True,
+    course_test: CourseTestOption = True,
     shrink_failure: Annotated[
         bool, typer.Option("--shrink/--no-shrink", help="Shrink the first failure.")
     ] = True,
@@ -572,13 +585,7 @@ def test_cmd(
             callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
         ),
     ] = 180.0,
-    course_timeout: Annotated[
-        float,
-        typer.Option(
-            help="Seconds the package's own tests (go test) may take in all.",
-            callback=seconds_option(minimum=MIN_PROGRAM_SECONDS),
-        ),
-    ] = 60.0,
+    course_timeout: CourseTimeoutOption = 60.0,
     outcome_timeout: Annotated[
         float,
         typer.Option(
@@ -790,6 +797,16 @@ def grade_cmd(
             callback=count(1, 1_000_000),
         ),
     ] = 3,
+    submission_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds all of one submission's work may take (build, runs, shrinking, its"
+            " own tests); then it stops and its row says where (0: no limit).",
+            callback=seconds_option(zero=True),
+        ),
+    ] = 300.0,
+    course_test: CourseTestOption = True,
+    course_timeout: CourseTimeoutOption = 60.0,
     local: Annotated[
         bool,
         typer.Option("--local", help="Grade in this process, one submission after another."),
@@ -803,7 +820,8 @@ def grade_cmd(
     """Grade a class: every submission judged on the same campaign (the same scenarios
     and simulator seeds), on Spark; write the gradebook (Parquet, CSV, HTML) and each
     submission's report. Durable: killed and run again with the same --out, it runs
-    only what has no result yet.
+    only what has no result yet. Identical submissions are graded once, each with
+    its own row; each package's own tests run too (the course's verdict).
 
     Exit status 0 once the gradebook is written, whatever the submissions' verdicts;
     3 without Go or Spark's Java; 5 for a bad class list."""
@@ -819,11 +837,17 @@ def grade_cmd(
         shrink=shrink_failure,
         shrink_seconds=shrink_seconds,
         max_hangs=max_hangs,
+        submission_timeout=submission_timeout or None,
+        course_test=course_test,
+        course_timeout=course_timeout,
     )
 
-    def seen(name: str, n: int) -> None:
+    def seen(names: tuple[str, ...], n: int) -> None:
         if not as_json:
-            ui.err_console.print(f"graded {name} ({n} result(s) committed)", markup=False)
+            same = f" (identical: {', '.join(names[1:])})" if len(names) > 1 else ""
+            ui.err_console.print(
+                f"graded {names[0]}{same} ({n} result(s) committed)", markup=False, soft_wrap=True
+            )
 
     spark = None
     if not local:

@@ -463,26 +463,36 @@ def pipeline_campaign(summary: CampaignSummary) -> None:
 def grade_summary(summary: GradeSummary) -> None:
     """The gradebook, one line per submission, and where its files are."""
     table = Table(title=f"gradebook: {summary.submissions} submissions", title_justify="left")
-    for col in ("submission", "verdict", "passed", "failed", "unknown", "not run", "first failure"):
+    cols = ("submission", "verdict", "go test", "passed", "failed", "unknown", "not run")
+    for col in (*cols, "first failure", "identical to"):
         table.add_column(
             col, justify="right" if col in ("passed", "failed", "unknown", "not run") else "left"
         )
     colours = {"pass": "green", "fail": "red", "build": "red", "bad-input": "red"}
     for r in summary.rows:
         v = str(r["verdict"])
+        course = str(r["course_verdict"])
         first = str(r["first_rule"])
         if first:
             first += f" ({r['first_scenario']}, seed {r['first_seed']})"
+        elif v in ("build", "bad-input"):
+            first = str(r["first_explanation"])
+        else:
+            first = str(r["stopped"])
+        if len(first) > 72:  # the whole of it is in the gradebook and the report
+            first = first[:71] + "…"
         table.add_row(
             escape_terminal(str(r["submission"])),
             f"[{colours.get(v, 'yellow')}]{v}[/]",
+            f"[{colours.get(course, 'yellow')}]{course}[/]" if course else "—",
             str(r["passed"]),
             str(r["failed"]),
             str(r["unknown"]),
             str(r["not_run"]),
             escape_terminal(first),
+            escape_terminal(str(r["identical_to"])),
         )
-    console.print(table)
+    wide(160).print(table)
     counts = ", ".join(f"{n} {k}" for k, n in sorted(summary.counts().items()))
     console.print(
         f"{counts}; {summary.committed_now} result(s) committed now in {summary.seconds:.1f} s",

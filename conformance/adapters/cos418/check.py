@@ -49,7 +49,7 @@ from redletter.conformance.adapters.cos418.campaign import (
     shrink,
 )
 from redletter.conformance.adapters.cos418.course import CourseTest, compare, run_course_test
-from redletter.conformance.adapters.cos418.export import write_export
+from redletter.conformance.adapters.cos418.export import check_export, write_export
 from redletter.conformance.adapters.cos418.judge import TimedOutcome
 from redletter.conformance.adapters.cos418.package import inspect_package
 from redletter.conformance.adapters.cos418.report import write_report
@@ -60,6 +60,7 @@ from redletter.conformance.report import new_run_folder
 from redletter.conformance.sandbox import SandboxPolicy, cleanup_stale
 from redletter.conformance.verdict import Verdict
 from redletter.errors import InputError
+from redletter.safewrite import FolderError, SafeFolder
 
 __all__ = ["CheckEvents", "check_package", "kit_command", "replay_command"]
 
@@ -121,15 +122,14 @@ def _cases(
 
 
 def _check_store(store: Path) -> Path:
-    """The store folder, made and proven writable before any work starts."""
+    """The store folder, made and proven writable before any work starts (by a fresh
+    file made with ``O_EXCL | O_NOFOLLOW``: nothing planted there is followed)."""
     try:
-        store.mkdir(parents=True, exist_ok=True)
-        probe = store / f".redletter-write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
+        with SafeFolder(store, code="RL-INPUT-USAGE") as folder:
+            folder.probe()
+    except FolderError as exc:
         raise InputError(
-            f"cannot write run folders into {store}: {exc.strerror or exc}; give a writable"
+            f"cannot write run folders into {store}: {exc.reason}; give a writable"
             " folder with --store",
             code="RL-INPUT-USAGE",
             path=str(store),
@@ -192,7 +192,7 @@ def check_package(
     pkg = inspect_package(source, strict=False)
     store = _check_store(opts.store if opts.store is not None else Path.cwd() / "store")
     if opts.export is not None:
-        _check_store(opts.export)
+        check_export(opts.export)
     notes = list(pkg.notes)
     cases, skipped = _cases(pkg.source, opts, pkg.test_data)
     notes += skipped

@@ -58,6 +58,7 @@ from redletter.conformance.judges.courselog import read_course_log
 from redletter.conformance.judges.outcome import judge_outcome
 from redletter.conformance.judges.run import RunJudgement, judge_run, show_link
 from redletter.conformance.judges.rundoc import Goroutine, RunDocument, parse_run_document
+from redletter.conformance.sandbox import describe_bytes
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError, InternalError
 
@@ -89,6 +90,7 @@ EV_LOG: Final = "the run's own log (the course's events, read consistently)"
 EV_OUTCOME: Final = "the outcome judge (a FIFO schedule of the scenario)"
 EV_RACE: Final = "the race detector"
 EV_TAMPER: Final = "the run document against the kit's request"
+EV_DISK: Final = "the sandbox's bound on what a run writes"
 
 
 def outcome_in_process(
@@ -150,8 +152,8 @@ class RunResult:
     (the run judge's kinds), ``token-conservation`` or ``snapshot-count`` (the
     course's checks), ``outcome``, ``never-completes``, ``hang``, ``panic:...``,
     ``fatal:...``, ``crash``, ``killed``, ``never-started`` (the package's
-    initialisation never let the driver start), ``out-of-memory``, ``data-race``,
-    ``tampered``, ``wrong-id``, ``wrong-servers``, ``recorded-marker``;
+    initialisation never let the driver start), ``out-of-memory``, ``disk-full``,
+    ``data-race``, ``tampered``, ``wrong-id``, ``wrong-servers``, ``recorded-marker``;
     ``unattributable`` (unknown: a fault in the driver's code in a package that
     reaches the process's memory).
     ``evidence`` names what the verdict rests on.
@@ -441,6 +443,8 @@ def judge_raw(raw: RawRun, *, outcome: OutcomeFn | None = outcome_in_process) ->
             raw,
             evidence=(EV_TAMPER,),
         )
+    if raw.full:
+        return _filled(raw)
     if raw.document is None:
         return _no_document(raw)
     try:
@@ -537,6 +541,25 @@ def judge_raw(raw: RawRun, *, outcome: OutcomeFn | None = outcome_in_process) ->
             evidence=(EV_PANIC,),
         )
     return _judge_document(raw, doc, notes, mine, outcome)
+
+
+def _filled(raw: RawRun) -> RunResult:
+    """The run filled a size-bounded file system of its sandbox (its working folder,
+    which is its /tmp, or /dev/shm): a fail naming the bound, whatever else it did."""
+    where = ", ".join(
+        f"{'its working folder (/tmp)' if path == '/tmp' else path}, {describe_bytes(size)}"
+        for path, size in raw.full
+    )
+    return RunResult(
+        Verdict.FAIL,
+        "disk-full",
+        f"the run filled what the sandbox lets it write: {where} (a file system in memory"
+        " inside the sandbox; the host's disk is never written): a correct package writes no"
+        " files",
+        raw,
+        details=tuple(raw.stderr.strip().splitlines()[-12:]),
+        evidence=(EV_DISK,),
+    )
 
 
 def _tampered(raw: RawRun, doc: RunDocument) -> str:
@@ -964,8 +987,7 @@ def _judge_document(
         return result(Verdict.PASS, "", run.message, (EV_LOG, *passed_ev))
     if outcome_verdict == Verdict.PASS:
         why = (
-            "the run's log is no evidence alone for a package that starts goroutines of its"
-            " own"
+            "the run's log is no evidence alone for a package that starts goroutines of its own"
             if log.usable
             else "the run's log could not be used"
         )

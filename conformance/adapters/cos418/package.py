@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from redletter.errors import InputError
+from redletter.untrusted import foreign_link
 
 __all__ = [
     "DIALECTS",
@@ -228,12 +229,16 @@ def scan_tree(root: Path, *, skip: tuple[str, ...] = (".git",)) -> list[tuple[Pa
 
 def read_bounded(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     """A regular file's bytes, opened without following a link, at most ``limit``
-    bytes (more is an :class:`OSError`)."""
+    bytes (more is an :class:`OSError`, as is a hard link the kit must not read as
+    root: :func:`~redletter.untrusted.foreign_link`)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{path} is not a regular file")
+        linked = foreign_link(st, os.stat(path.parent))
+        if linked:
+            raise OSError(f"{path.name} is {linked}")
         chunks = []
         total = 0
         while True:

@@ -48,6 +48,7 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -60,22 +61,31 @@ from pathlib import Path
 from typing import IO, Final
 
 from redletter.conformance.adapters.cos418.package import (
+    MAX_ENTRIES,
+    MAX_FILE_BYTES,
     GoPackage,
+    _refuse,
     lacks_names,
-    read_bounded,
-    scan_tree,
 )
 from redletter.conformance.formats.cos418 import Scenario, Send, Snapshot, Topology
 from redletter.conformance.gonode import GO_HINT, find_go
 from redletter.conformance.judges.rundoc import scenario_json, topology_json
-from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
+from redletter.conformance.sandbox import (
+    Sandbox,
+    SandboxPolicy,
+    SandboxReport,
+    own_tempdir,
+    release_tempdir,
+)
 from redletter.errors import EnvironmentMissing, InputError, InternalError
+from redletter.untrusted import foreign_link, kind_of
 
 __all__ = [
     "BUILD_UID",
     "DRIVER_DIR",
     "Build",
     "KitTouch",
+    "PackageFile",
     "RawRun",
     "RunLimits",
     "Workspace",
@@ -88,6 +98,7 @@ __all__ = [
     "parse_scan",
     "read_capped",
     "read_channel",
+    "read_package",
 ]
 
 DRIVER_DIR: Final = Path(__file__).resolve().parent / "driver"
@@ -219,6 +230,29 @@ class RawRun:
     #: where the package starts goroutines of its own (``file:line``): they may
     #: write the course's logger beside Tick()
     goroutines: tuple[str, ...] = ()
+    #: the size-bounded file systems the run filled (its working folder and /tmp,
+    #: /dev/shm), as ``(path inside the sandbox, size in bytes)``
+    full: tuple[tuple[str, int], ...] = ()
+
+
+class SubmissionTimeUp(Exception):
+    """The workspace's :attr:`Workspace.deadline` passed: the build or run that was
+    going on was stopped there (it says nothing about the package)."""
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """What :meth:`Workspace._run_sandboxed` saw of one program."""
+
+    returncode: int | None  #: None when the kit killed it
+    killed: bool
+    oom: bool
+    stdout: bytes  #: the end of stdout
+    stderr: bytes  #: the end of stderr
+    document: bytes | None
+    why: str  #: why there is no document
+    seconds: float
+    full: tuple[tuple[str, int], ...]
 
 
 def read_capped(f: IO[bytes], limit: int, *, tail: bool) -> tuple[bytes, bool]:
@@ -501,33 +535,141 @@ def driver_source(package: GoPackage, tag: str = "") -> str:
     return _NAME_RE.sub(lambda m: m.group(1) + tag, text) if tag else text
 
 
+@dataclass(frozen=True)
+class PackageFile:
+    """One entry of a package folder as the kit read it: a folder, or a file and
+    its bytes (``rel``: its path below the folder, ``/``-separated)."""
+
+    rel: str
+    is_dir: bool
+    data: bytes = b""
+
+
+_OPEN_DIR: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FILE: Final = (
+    os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+)
+
+
+def read_package(source: Path, *, skip: tuple[str, ...] = (".git",)) -> list[PackageFile]:
+    """Every folder and file below ``source``, files with their bytes, read without
+    following anything: each folder is opened relative to its parent's descriptor
+    with ``O_NOFOLLOW`` (a folder swapped for a link while the kit reads is refused,
+    not followed), each file likewise and checked with ``fstat`` on what was opened.
+    A symbolic link, FIFO, device or socket, a file over
+    :data:`~.package.MAX_FILE_BYTES`, more than :data:`~.package.MAX_ENTRIES`
+    entries, or a hard link the kit must not read as root
+    (:func:`~redletter.untrusted.foreign_link`) is bad input naming it (its
+    contents never read)."""
+    out: list[PackageFile] = []
+
+    def refuse(rel: str, what: str) -> InputError:
+        return _refuse(source / rel, what, source)
+
+    try:
+        top = os.open(source, _OPEN_DIR)
+    except OSError as exc:
+        raise InputError(
+            f"cannot open the folder: {exc.strerror}",
+            code="RL-INPUT-COS418-PACKAGE",
+            path=str(source),
+        ) from None
+    todo: list[tuple[int, str]] = [(top, "")]
+    try:
+        while todo:
+            fd, prefix = todo.pop()
+            try:
+                here = os.fstat(fd)
+                names = sorted(os.listdir(fd))
+                for name in names:
+                    if not prefix and name in skip:
+                        continue
+                    rel = prefix + name
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if stat.S_ISLNK(st.st_mode):
+                        raise refuse(rel, f"a symbolic link (to {os.readlink(name, dir_fd=fd)})")
+                    if stat.S_ISDIR(st.st_mode):
+                        sub = os.open(name, _OPEN_DIR, dir_fd=fd)
+                        todo.append((sub, rel + "/"))
+                        out.append(PackageFile(rel, True))
+                    elif stat.S_ISREG(st.st_mode):
+                        data = _read_at(fd, name, rel, here, refuse, str(source))
+                        out.append(PackageFile(rel, False, data))
+                    else:
+                        raise refuse(rel, kind_of(st.st_mode) or "not a regular file")
+                    if len(out) > MAX_ENTRIES:
+                        raise InputError(
+                            f"more than {MAX_ENTRIES:,} files and folders: give the folder of"
+                            " one Go package",
+                            code="RL-INPUT-COS418-PACKAGE",
+                            path=str(source),
+                        )
+            except OSError as exc:
+                where = prefix.rstrip("/") or "the folder"
+                raise InputError(
+                    f"cannot read {where}: {exc.strerror or exc}",
+                    code="RL-INPUT-COS418-PACKAGE",
+                    path=str(source),
+                ) from None
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _ in todo:
+            os.close(fd)
+    return sorted(out, key=lambda f: f.rel)
+
+
+def _read_at(
+    folder: int,
+    name: str,
+    rel: str,
+    folder_st: os.stat_result,
+    refuse: Callable[[str, str], InputError],
+    source: str,
+) -> bytes:
+    """A regular file of an open folder, opened without following a link."""
+    fd = os.open(name, _OPEN_FILE, dir_fd=folder)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise refuse(rel, "not a regular file")
+        linked = foreign_link(st, folder_st)
+        if linked:
+            raise InputError(f"{rel} is {linked}", code="RL-INPUT-COS418-PACKAGE", path=source)
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := os.read(fd, 1 << 16):
+            total += len(chunk)
+            if total > MAX_FILE_BYTES:
+                raise refuse(rel, f"a file of more than {MAX_FILE_BYTES:,} bytes (the limit)")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def copy_package(source: Path, dest: Path, *, tests: bool) -> None:
-    """Copy a package folder without following anything it names (links, FIFOs and
-    devices are refused by :func:`scan_tree`; sizes are bounded).  Without
-    ``tests``, its ``*_test.go`` files and ``test_data/`` stay behind."""
-    entries = scan_tree(source)
+    """Copy a package folder as :func:`read_package` reads it (nothing followed, sizes
+    bounded); the copies are the kit's own files.  Without ``tests``, its
+    ``*_test.go`` files and ``test_data/`` stay behind."""
+    entries = read_package(source)
     dest.mkdir(parents=True, exist_ok=True)
-    for path, is_dir in entries:
-        rel = path.relative_to(source)
+    os.chmod(dest, 0o755)
+    for entry in entries:
+        parts = entry.rel.split("/")
         if not tests and (
-            rel.parts[0] == "test_data" or (len(rel.parts) == 1 and rel.name.endswith("_test.go"))
+            parts[0] == "test_data" or (len(parts) == 1 and entry.rel.endswith("_test.go"))
         ):
             continue
-        target = dest / rel
-        if is_dir:
-            target.mkdir(exist_ok=True)
+        target = dest.joinpath(*parts)
+        if entry.is_dir:
+            target.mkdir(mode=0o755)
+            os.chmod(target, 0o755)
             continue
-        try:
-            data = read_bounded(path)
-        except OSError as exc:
-            raise InputError(
-                f"cannot read {rel}: {exc}", code="RL-INPUT-COS418-PACKAGE", path=str(source)
-            ) from None
-        target.write_bytes(data)
-    for dirpath, _dirnames, filenames in os.walk(dest):
-        os.chmod(dirpath, 0o755)
-        for name in filenames:
-            os.chmod(os.path.join(dirpath, name), 0o644)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(entry.data)
+        os.chmod(target, 0o644)
 
 
 class Workspace:
@@ -558,9 +700,14 @@ class Workspace:
             )
         # The real file: a link to it may sit where the sandbox does not show it (/tmp).
         self.go = os.path.realpath(found)
+        #: when (``time.monotonic()``) every build and run must have ended: past it,
+        #: they are stopped and :class:`SubmissionTimeUp` raised (``grade
+        #: --submission-timeout``); None: no such bound
+        self.deadline: float | None = None
         # Named after the kit's pid: a workspace left by a kit that died (SIGKILL,
-        # a second Ctrl-C) is removed by the next run (sandbox.cleanup_stale).
-        self._tmp = Path(tempfile.mkdtemp(prefix=f"redletter-cos418-{os.getpid()}-"))
+        # a second Ctrl-C) is removed by the next run (sandbox.cleanup_stale), one
+        # left by an interrupted command by its shutdown (sandbox.shutdown).
+        self._tmp = own_tempdir("redletter-cos418-")
         # Each run's sandbox has a uid of its own: let it reach the test binary
         # (not list the workspace).
         os.chmod(self._tmp, 0o711)
@@ -616,7 +763,17 @@ class Workspace:
 
     def close(self) -> None:
         self.abort()
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        release_tempdir(self._tmp)
+
+    def _bounded(self, seconds: float) -> tuple[float, bool]:
+        """``seconds``, or what is left before :attr:`deadline` if that is less (and
+        whether it is); :class:`SubmissionTimeUp` when nothing is left."""
+        if self.deadline is None:
+            return seconds, False
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise SubmissionTimeUp
+        return (left, True) if left < seconds else (seconds, False)
 
     @property
     def root(self) -> Path:
@@ -682,6 +839,7 @@ class Workspace:
         if ldflags:
             cmd.append("-ldflags=" + ldflags)
         cmd.append(".")
+        timeout, capped = self._bounded(timeout)
         started = time.monotonic()
         # The compiler runs in the sandbox too: the package is the user's, and cgo
         # (--race) runs a C compiler on it.  It writes the workspace and the cache.
@@ -716,6 +874,8 @@ class Workspace:
             except subprocess.TimeoutExpired:
                 sb.kill()
                 proc.communicate()
+                if capped:
+                    raise SubmissionTimeUp from None
                 output, ok = f"the build did not finish in {timeout:.0f} s", False
             finally:
                 with self._lock:
@@ -872,7 +1032,48 @@ class Workspace:
         them through descriptors of its own.  ``watch`` is called with the start of
         descriptor 3 every 50 ms while the program runs: a non-empty answer stops it
         (``"quit"``: SIGQUIT first, so that Go prints every goroutine; anything else:
-        at once) and is returned as why there is no document."""
+        at once) and is returned as why there is no document.
+
+        The ``writable`` folders are shown writable through overlays: what the
+        program writes there stays inside the sandbox, bounded (never the host's
+        disk)."""
+        ran = self._run_sandboxed(
+            argv,
+            env=env,
+            cwd=cwd,
+            overlay=writable,
+            io=io,
+            stdin=stdin,
+            kill_after=kill_after,
+            with_document=with_document,
+            watch=watch,
+        )
+        return (
+            ran.returncode,
+            ran.killed,
+            ran.oom,
+            ran.stdout,
+            ran.stderr,
+            ran.document,
+            ran.why,
+            ran.seconds,
+        )
+
+    def _run_sandboxed(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: Path | None,
+        overlay: list[Path],
+        io: Path,
+        stdin: bytes,
+        kill_after: float,
+        with_document: bool,
+        watch: Callable[[bytes], str] | None = None,
+    ) -> _Ran:
+        """:meth:`run_program`'s work; ``cwd`` None: the sandbox's own ``/tmp``."""
+        kill_after, capped = self._bounded(kill_after)
         started = time.monotonic()
         names = ("stdin", "stdout", "stderr", "doc")
         paths = {name: io / name for name in names}
@@ -903,7 +1104,7 @@ class Workspace:
                     stdin=theirs["stdin"],
                     stdout=theirs["stdout"],
                     stderr=theirs["stderr"],
-                    writable=writable,
+                    overlay=overlay,
                     hide=[self._io],
                     cwd=cwd,
                     extra_fds=(theirs["doc"].fileno(),) if with_document else (),
@@ -924,6 +1125,8 @@ class Workspace:
                                 if stopped:
                                     raise
                 except subprocess.TimeoutExpired:
+                    if capped:
+                        raise SubmissionTimeUp from None
                     killed = True
                     if stopped in ("", "quit"):
                         # Ask Go for every goroutine's stack before killing it.
@@ -937,6 +1140,7 @@ class Workspace:
                     with self._lock:
                         self._active.discard(sb)
                 oom = sb.oom_killed()
+                full = sb.filled()
                 self.sandbox_report = sb.report()
             stdout, _ = read_capped(mine["stdout"], _TAIL_BYTES, tail=True)
             stderr, _ = read_capped(mine["stderr"], _TAIL_BYTES, tail=True)
@@ -948,7 +1152,9 @@ class Workspace:
                     document, why = None, f"the document held more than {_DOC_BYTES:,} bytes"
                 elif not document:
                     document, why = None, why or "the driver wrote no document"
-            return rc, killed, oom, stdout, stderr, document, why, time.monotonic() - started
+            return _Ran(
+                rc, killed, oom, stdout, stderr, document, why, time.monotonic() - started, full
+            )
         finally:
             for handle in (*mine.values(), *theirs.values()):
                 handle.close()
@@ -964,7 +1170,9 @@ class Workspace:
         (tampering)."""
         if self.build_result is None or not self.build_result.ok:
             raise InternalError("Workspace.run before a successful build")
-        scratch, io = self.new_scratch()
+        self._counter += 1
+        io = self._io / str(self._counter)
+        io.mkdir()
         nonce = secrets.token_hex(16)
         request = _request(topology, scenario, seed, limits, nonce)
         env = go_env(self.go, race=self.race, gopath=None)
@@ -987,7 +1195,9 @@ class Workspace:
                 return "tampered"
             return "quit" if time.monotonic() - begun > start_limit else ""
 
-        rc, killed, oom, out, err, doc_bytes, why, seconds = self.run_program(
+        # The run's working folder is the sandbox's own /tmp: a tmpfs of the policy's
+        # tmp_size inside the sandbox (the host's disk is never written).
+        ran = self._run_sandboxed(
             [
                 sys.executable,
                 "-I",
@@ -1001,15 +1211,22 @@ class Workspace:
                 "-test.count=1",
             ],
             env=env,
-            cwd=scratch,
-            writable=[scratch],
+            cwd=None,
+            overlay=[],
             io=io,
             stdin=request,
             kill_after=limits.kill_after,
             with_document=True,
             watch=watch,
         )
-        shutil.rmtree(scratch, ignore_errors=True)
+        rc, killed, oom, doc_bytes, why = (
+            ran.returncode,
+            ran.killed,
+            ran.oom,
+            ran.document,
+            ran.why,
+        )
+        out, err, seconds = ran.stdout, ran.stderr, ran.seconds
         started, doc_line, channel = read_channel(doc_bytes or b"", key, nonce)
         doc: dict[str, object] | None = None
         if doc_line is not None:
@@ -1046,4 +1263,5 @@ class Workspace:
             channel=channel,
             reaches_memory=self.reaches_memory,
             goroutines=self.goroutines,
+            full=ran.full,
         )
