@@ -10,8 +10,9 @@ the judge does all its work and the verdict must be ``pass``:
 ``--size``
     four processes on a complete directed topology (twelve channels) transfer
     amounts, ``{"amount": n}``, and take snapshots one after another (each one
-    records its channels and logs ``complete`` everywhere), until the four logs
-    hold about SIZE bytes together;
+    records its channels and logs ``complete`` everywhere; about one in
+    ``--snapshot-every`` steps, 100 by default), until the four logs hold about
+    SIZE bytes together;
 ``--chain``
     N processes in a chain p1 -> p2 -> ... -> pN: p1 starts a snapshot, each
     process passes the red letter and then one message on, so each process's
@@ -104,9 +105,12 @@ def _ev(event: str, **fields: object) -> str:
     )
 
 
-def write_size_run(out: Path, size: int, *, procs: int = 4, seed: int = 0) -> list[Path]:
+def write_size_run(
+    out: Path, size: int, *, procs: int = 4, seed: int = 0, every: int = 100
+) -> list[Path]:
     """Logs of a correct run of ``procs`` processes on a complete topology, of about
-    ``size`` bytes together (see the module docstring)."""
+    ``size`` bytes together (see the module docstring); a snapshot starts at a step
+    with probability 1/``every`` when none is open."""
     rng = random.Random(seed)
     names = [f"p{i}" for i in range(1, procs + 1)]
     ps = {n: _Proc(n, out, 100) for n in names}
@@ -135,7 +139,7 @@ def write_size_run(out: Path, size: int, *, procs: int = 4, seed: int = 0) -> li
         return sum(p.bytes for p in ps.values())
 
     while total() < size or snap == 0 or red:
-        if not red and total() < size and rng.random() < 0.01:
+        if not red and total() < size and rng.random() < 1 / every:
             snap += 1
             starter = names[snap % procs]
             ps[starter].log(_ev("start_snapshot", snapshot=snap))
@@ -323,6 +327,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", default="10M,100M,1G", help="total log sizes (empty: none)")
     ap.add_argument("--chain", default="1000,3000", help="chain lengths (empty: none)")
+    ap.add_argument(
+        "--snapshot-every",
+        type=int,
+        default=100,
+        metavar="STEPS",
+        help="about one snapshot per STEPS steps of the size runs",
+    )
     ap.add_argument("--before", type=Path, help="another checkout's .venv/bin/redletter")
     ap.add_argument("--mem-limit", default="8G", help="address-space cap of --before runs")
     ap.add_argument("--keep", type=Path, help="write the logs here and keep them")
@@ -349,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
             out = base / f"size-{text}"
             out.mkdir(exist_ok=True)
             t = time.perf_counter()
-            paths = write_size_run(out, size)
+            paths = write_size_run(out, size, every=a.snapshot_every)
             total = sum(p.stat().st_size for p in paths)
             took = time.perf_counter() - t
             print(f"  (wrote {len(paths)} logs, {show_size(total)}, in {took:.0f} s)")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from redletter.conformance.eventlog import dump_log, parse_log, read_log
 from redletter.conformance.judges.log import validate, validate_files
+from redletter.conformance.judges.runlog import validate_run_files
 from redletter.conformance.logcheck import merge_logs
 from redletter.conformance.nodes.mutants import MUTANTS
 from redletter.conformance.nodes.reference import ReferenceNode
@@ -318,4 +319,31 @@ def test_a_report_that_contradicts_the_record_lines_fails_in_a_model(tmp_path: P
         f"records [1]; p2's report of it ({tmp_path}/p2.ndjson:8) gives p1 -> p2 as [], but "
         f"its record_message lines record [1] ({tmp_path}/p2.ndjson:5 ...): it reports what "
         "it did not record"
+    )
+
+
+def test_a_run_without_a_snapshot_is_unknown_in_a_model_too(tmp_path: Path) -> None:
+    """The issue's run: cut before any snapshot, the model judge said pass ("6 events
+    replayed in the model"); a verdict about snapshots with none is vacuous."""
+    paths = _cut(tmp_path, "reference", 1, 0)
+    for v in (validate_files(_cfg("MCToken2"), paths), validate_run_files(paths)):
+        assert (str(v.verdict), v.case) == ("unknown", "no snapshot to judge"), v.explain()
+        assert "no snapshot in the logs: nothing to judge (start one in the run)" in v.notes
+
+
+def test_a_model_refuses_a_message_in_two_halves(tmp_path: Path) -> None:
+    from redletter.conformance.adapters.instrument import Recorder
+
+    p1 = Recorder("p1", tmp_path / "p1.ndjson")
+    change = p1.send_change("p2", 1, state=1)
+    p1.send_app("p2", 1, change=change)
+    p1.close()
+    with pytest.raises(InputError) as err:
+        validate_files(_cfg("MCToken2"), [tmp_path / "p1.ndjson"])
+    assert err.value.message == (
+        f"{tmp_path}/p1.ndjson:1: p1 apply app 1 on p1 -> p2: the model MCToken2 takes a send "
+        "or a receipt as one step, so it cannot replay a message whose state change is logged "
+        "on its own (an apply event, or a split send or receive); judge the logs on their own "
+        "run instead, without a model, which judges both halves: .venv/bin/redletter conform "
+        "validate --from-log LOG..."
     )

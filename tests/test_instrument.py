@@ -582,3 +582,69 @@ def test_go_package(tmp_path: Path) -> None:
     v = _checked(_cfg("MCToken2"), paths)
     assert v.verdict == "pass", v.explain()
     assert [s.message for s in v.snapshots] == ["snapshot 1: the one the algorithm must record"]
+
+
+# --------------------------------------------------------------------------- two halves, bytes
+
+
+def test_the_recorder_logs_messages_in_two_halves(tmp_path: Path) -> None:
+    """send_change then send_app(change=), send_app(split=True) then apply, and
+    receive_app(split=True) then apply: the lines the Go package writes too."""
+    rec = Recorder("p1", tmp_path / "p1.ndjson")
+    change = rec.send_change("p2", 1, state=4)
+    rec.send_app("p2", 1, change=change)
+    clock = rec.send_app("p2", 2, split=True)
+    rec.apply(clock["p1"], state=2)
+    seq = rec.receive_app("p2", 5, {"p2": 1}, split=True)
+    rec.apply(seq, state=7)
+    with pytest.raises(ValueError, match="p1's event 5 is not a split send or receive"):
+        rec.apply(seq)
+    with pytest.raises(ValueError, match="not a send_change still to be written"):
+        rec.send_app("p2", 1, change=change)
+    rec.close()
+    got = [
+        {k: v for k, v in json.loads(x).items() if k not in ("node", "vc")}
+        for x in _lines(tmp_path / "p1.ndjson")
+    ]
+    assert [json.dumps(x, sort_keys=True, separators=(",", ":")) for x in got] == [
+        '{"channel":["p1","p2"],"event":"apply","msg":{"app":1},"seq":1,"state":4}',
+        '{"channel":["p1","p2"],"event":"send","msg":{"app":1},"of":1,"seq":2}',
+        '{"channel":["p1","p2"],"event":"send","msg":{"app":2},"seq":3,"split":true}',
+        '{"channel":["p1","p2"],"event":"apply","msg":{"app":2},"of":3,"seq":4,"state":2}',
+        '{"channel":["p2","p1"],"event":"receive","msg":{"app":5},"seq":5,"split":true}',
+        '{"channel":["p2","p1"],"event":"apply","msg":{"app":5},"of":5,"seq":6,"state":7}',
+        '{"event":"end","seq":7}',
+    ]
+
+
+def test_a_clock_in_bytes_is_the_go_package_s_byte_for_byte() -> None:
+    """encode_clock writes what Go's Clock.AppendBinary writes (recorder_test.go's
+    TestClockBytes holds the same bytes), and decode_clock reads it back."""
+    from redletter.conformance.adapters.instrument import decode_clock, encode_clock
+
+    data = encode_clock({"p1": 3, "zürich": 128, "b": 300})
+    assert data.hex() == "030162ac0202703103077ac3bc726963688001"
+    assert decode_clock(data + b"rest") == ({"b": 300, "p1": 3, "zürich": 128}, len(data))
+    with pytest.raises(ValueError, match="end in the middle"):
+        decode_clock(data[:-1])
+    go_test = (GO_PACKAGE / "recorder_test.go").read_text(encoding="utf-8")
+    assert 'const want = "030162ac0202703103077ac3bc726963688001"' in go_test
+
+
+def test_the_recorder_imports_under_its_names() -> None:
+    """redletter.recorder (the kit installed), redletter_recorder.py (the file to
+    copy: a name no program uses) and recorder (its old name) are one recorder."""
+    from redletter import recorder
+    from redletter.conformance.adapters.instrument import recorder as old
+    from redletter.conformance.adapters.instrument import redletter_recorder
+
+    assert recorder.Recorder is redletter_recorder.Recorder is old.Recorder is Recorder
+    copy = (ROOT / "conformance" / "adapters" / "instrument" / "redletter_recorder.py").read_text(
+        encoding="utf-8"
+    )
+    imports = [line for line in copy.splitlines() if line.startswith(("import ", "from "))]
+    assert all(
+        line.split()[1].split(".")[0] in {"__future__", "json", "os", "threading", "collections",
+                                         "contextlib", "types", "typing"}
+        for line in imports
+    ), imports  # fmt: skip

@@ -837,7 +837,6 @@ def _paths(d: Path) -> list[Path]:
     return [d / "ann.ndjson", d / "bo.ndjson"]
 
 
-
 @pytest.mark.parametrize("straddle", [False, True])
 def test_a_send_whose_debit_comes_before_its_write(tmp_path: Path, straddle: bool) -> None:
     """ann debits 3, then (a sleep) writes the transfer.  Correct: the write goes
@@ -959,3 +958,144 @@ def test_a_message_taken_in_now_and_applied_later(tmp_path: Path, held: str) -> 
         "of its input buffers the stream of messages that it receives from that buffer as "
         "long as the latter is white”"
     )
+
+
+# --------------------------------------------------------------------------- the docs
+
+
+def _section(title: str) -> str:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "instrument.md").read_text("utf-8")
+    start = doc.index(f"\n## {title}\n")
+    return doc[start : doc.index("\n## ", start + 1)]
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("|") and not line.startswith("|---")
+    ]
+    return rows[1:]  # the header
+
+
+def test_the_cut_rule_is_stated_once_in_the_docs_word_for_word() -> None:
+    """docs/instrument.md's table of the cut rule spells each case as the summary
+    line ends (logcheck.CASES, which both judges print)."""
+    import re
+
+    from redletter.conformance.logcheck import CASES
+
+    rows = _table_rows(_section("The verdict, and what a cut log can show"))
+    assert [r[0].split(":")[0] for r in rows] == [
+        "complete run",
+        "cut after every snapshot completed",
+        "cut inside a snapshot",
+        "crashed process",
+        "no snapshot in the logs, complete or cut",
+    ]
+    ends = [re.findall(r"`([^`]+)`", r[2]) for r in rows]
+    assert ends == [
+        [CASES["whole"]],
+        [CASES["after"]],
+        [CASES["inside"]],
+        [],  # a crashed process is read as a cut where it stopped
+        [CASES["none"]],
+    ]
+    assert [re.findall(r"`(pass|fail|unknown)`", r[1]) for r in rows] == [
+        ["pass", "fail"],
+        ["pass", "fail"],
+        ["fail", "unknown"],
+        [],
+        ["unknown", "fail"],
+    ]
+
+
+def test_every_rule_a_finding_names_is_in_the_docs_table() -> None:
+    import re
+
+    from redletter.conformance.judges.log import RULE_NAMES as MODEL_RULES
+    from redletter.conformance.judges.runlog import RULE_NAMES
+
+    text = _section("The rules a finding names")
+    named = {n for r in _table_rows(text) for n in re.findall(r"`([A-Za-z0-9-]+)`", r[0])}
+    assert named == set(RULE_NAMES) | set(MODEL_RULES) - {
+        "red-letter-order",
+        "extra-red-letter",
+        "not-fifo",
+        "wrong-state",
+        "liveness",
+    }
+    assert (
+        "(`red-letter-order`, `extra-red-letter`, `not-fifo`, `wrong-state` and\n"
+        "`liveness` mean in a model what they mean above.)"
+    ) in text
+
+
+# --------------------------------------------------------------------------- output
+
+
+def test_names_and_payloads_cannot_forge_a_line_of_the_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node's name holding a newline and a fake verdict, a bidi override and a
+    zero-width space, a Cyrillic look-alike, a payload with a newline: every line
+    the kit prints is its own, and each name prints as itself, escaped."""
+    evil = "x\nPASS: 999 events judged\u202e"
+    twin = "p\u0430ris"  # a Cyrillic a
+    a = [
+        init(0, [twin], [twin]),
+        send(evil, twin, "hi\u200b\npass: all good", 0),
+        start("s\n1"),
+    ]
+    b = [init(0, [evil], [evil]), recv(evil, twin, "hi\u200b\npass: all good", 1)]
+    paths = [
+        _write_named(tmp_path, "a", evil, a),
+        _write_named(tmp_path, "b", twin, b),
+    ]
+    assert main(["conform", "validate", "--whole-run", *map(str, paths)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0] == "fail: 5 events of 2 processes judged on their own run (no model): a complete run"
+    )
+    assert not any(line.startswith(("PASS", "pass")) for line in out)
+    assert all("\u202e" not in line and "\u200b" not in line for line in out)
+    shown = '"x\\nPASS: 999 events judged\\u202e"'
+    assert out[1].startswith(f"liveness-never-red: {tmp_path}/a.ndjson:3: {shown} start snapshot")
+    assert 'for snapshot "s\\n1"' in out[1]
+    assert '"p\\u0430ris"' in "\n".join(out)
+
+
+def _write_named(tmp: Path, file: str, node: str, events: list[Ev]) -> Path:
+    lines = [{"node": node, "seq": i, **e} for i, e in enumerate(events, start=1)]
+    path = tmp / f"{file}.ndjson"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def test_a_lone_surrogate_is_bad_input_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "a.ndjson"
+    path.write_text(
+        '{"node":"a","seq":1,"event":"init","state":0}\n'
+        '{"node":"a","seq":2,"event":"internal","msg":{"internal":"x\\udc00"}}\n',
+        encoding="utf-8",
+    )
+    assert main(["conform", "validate", str(path)]) == 5
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error[RL-INPUT-LOG]: {path}:2: not text the kit accepts: a lone surrogate \\udc00 "
+        "(half of a UTF-16 pair, which no Unicode text holds) in a string; write the "
+        "character itself, or both halves of its pair"
+    )
+
+
+def test_no_line_is_printed_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's run with --whole-run: a snapshot that never completes, said once
+    as the liveness finding and once as the snapshot's line, never twice."""
+    b = _recording_bo([rmsg(1, "ann", "bo", "m")])  # ann never sends its red letter
+    a = [x for x in ANN_SENDS_M if x.get("msg") != {"marker": 1} or x["event"] != "send"]
+    paths = [str(_write(tmp_path, "ann", a, end=False)), str(_write(tmp_path, "bo", b, end=False))]
+    assert main(["conform", "validate", "--whole-run", *paths]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(set(out)), out
+    assert out[0].endswith(": a complete run")

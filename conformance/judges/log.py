@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias, cast
+from typing import Final, TypeAlias, cast
 
 from redletter.conformance import protocol as p
 from redletter.conformance.eventlog import ACTIONS, LogEvent, SnapshotId, show
@@ -42,7 +42,35 @@ from redletter.python_model.config import ModelConfig
 from redletter.python_model.invariants import replay
 from redletter.python_model.state import GState, Local, State
 
-__all__ = ["SnapshotCheck", "Validation", "validate", "validate_files"]
+__all__ = [
+    "RULE_NAMES",
+    "SnapshotCheck",
+    "Validation",
+    "validate",
+    "validate_files",
+    "validate_logs",
+]
+
+#: The name of every rule a finding of the model's replay cites (docs/instrument.md's
+#: table of rules spells them): a finding's line starts with it.
+RULE_NAMES: Final = (
+    "missing-effect",
+    "unexpected-record-state",
+    "unexpected-record-message",
+    "unexpected-close-channel",
+    "unexpected-complete",
+    "red-letter-order",
+    "extra-red-letter",
+    "missing-red-letter",
+    "not-fifo",
+    "wrong-message",
+    "disabled",
+    "wrong-state",
+    "unknown-node",
+    "unknown-channel",
+    "unknown-snapshot",
+    "liveness",
+)
 
 Json: TypeAlias = p.JsonValue
 
@@ -169,6 +197,7 @@ class _Replay:
         self.unjudged: dict[int, str] = {}
 
     def diverge(self, kind: str, ev: LogEvent, order: int, expected: str) -> None:
+        assert kind in RULE_NAMES, kind  # every rule is named in the docs' table
         self.divergences.append(
             Divergence(
                 kind, ev.node, ev.describe(), expected, step=order + 1, path=ev.path, line=ev.line
@@ -778,6 +807,19 @@ def validate(
         divergences=tuple(divs),
         case=case,
     )
+
+
+def validate_logs(
+    cfg: ModelConfig, logs: Sequence[Sequence[LogEvent]], *, whole_run: bool = False
+) -> Validation:
+    """:func:`validate_files` for logs already parsed (one list per process, or one
+    holding them all): merged and checked as the files are, and read as a crashed
+    run's where a log is empty or has no end event."""
+    merge = LogMerge.of_lists(logs, tolerant=True, whole_run=whole_run)
+    for i, log in enumerate(logs):
+        if not log:
+            merge.unclean.append(f"log {i + 1} is empty: its process wrote no event")
+    return validate(cfg, (ev for _, ev, _ in merge), whole_run=whole_run, merge=merge)
 
 
 def validate_files(

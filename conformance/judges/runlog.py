@@ -76,6 +76,7 @@ from redletter.untrusted import show_id
 __all__ = [
     "MAX_FINDINGS",
     "RULES",
+    "RULE_NAMES",
     "Invariant",
     "conserved_sum",
     "validate_run",
@@ -132,6 +133,40 @@ RULES: Final = {
         "and ends in the final state)"
     ),
 }
+
+
+#: The name of every rule a finding of this judge cites (docs/instrument.md's table
+#: of rules spells them): a finding's line starts with it.  The ``liveness-`` rules
+#: are findings only where the logs hold the whole run.
+RULE_NAMES: Final = (
+    "not-fifo",
+    "record-without-marker",
+    "record-state-twice",
+    "wrong-state",
+    "late-record",
+    "red-letter-order",
+    "red-letter-while-white",
+    "straddling-send",
+    "extra-red-letter",
+    "record-without-message",
+    "marker-recorded",
+    "recorded-twice",
+    "record-after-close",
+    "record-before-red",
+    "wrong-record",
+    "missing-record",
+    "wrong-channel",
+    "report-contradicts-record",
+    "early-complete",
+    "after-complete",
+    "Lemma0",
+    "Lemma1",
+    "invariant",
+    "liveness",
+    "liveness-never-red",
+    "liveness-missing-red-letter",
+    "liveness-open-channel",
+)
 
 
 def _canon(v: Json) -> str:
@@ -263,6 +298,7 @@ class _Findings:
         self.count: Counter[str] = Counter()
 
     def add(self, d: Divergence) -> None:
+        assert d.kind in RULE_NAMES, d.kind  # every rule is named in the docs' table
         self.count[d.kind] += 1
         if self.count[d.kind] <= MAX_FINDINGS:
             self.kept.append(d)
@@ -444,6 +480,7 @@ class _Judge:
             self.set_state(ev, atomic=True)
         elif e == "init":
             self.init[ev.node] = ev.state
+            self.want = None  # the initial total, counted again
             self.state[ev.node] = ev.state
             self.state_at[ev.node] = ev
             self.count_state(ev)
@@ -1091,8 +1128,8 @@ class _Judge:
     def moved_at(self, ev: LogEvent) -> None:
         """Where the sum of the states and the messages in flight first differs from
         the initial total (the finding of the invariant points there)."""
-        if self.moved is not None or not self.init or self.unknown:
-            return
+        if self.moved is not None or self.unknown or len(self.init) < len(self.merge.nodes):
+            return  # (every process's initial state first)
         assert self.amount is not None
         if self.want is None:
             self.want = sum(self.amount(v) for v in self.init.values())
@@ -1550,7 +1587,7 @@ class _Judge:
         pending = sorted(self.pending, key=lambda d: d.step)
         live = [
             Divergence(
-                d.kind if d.kind == "liveness" else f"liveness-{d.kind}",
+                _live(d.kind),
                 d.node,
                 d.summary,
                 d.model_did,
@@ -1602,6 +1639,12 @@ class _Judge:
         )
 
 
+def _live(kind: str) -> str:
+    name = kind if kind == "liveness" else f"liveness-{kind}"
+    assert name in RULE_NAMES, name
+    return name
+
+
 def _value_of(line: LogEvent) -> Json:
     if line.msg is not None and line.msg[0] == "marker":
         return {"marker": line.msg[1]}
@@ -1642,6 +1685,9 @@ def validate_run(
     ``unclean``: reasons known before that the logs may not hold the whole run."""
     merge = LogMerge.of_lists([x for x in logs if x], tolerant=True, whole_run=whole_run)
     merge.unclean.extend(unclean)
+    for i, log in enumerate(logs):
+        if not log:
+            merge.unclean.append(f"log {i + 1} is empty: its process wrote no event")
     return judge(merge, invariant=invariant)
 
 

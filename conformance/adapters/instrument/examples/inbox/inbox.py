@@ -28,6 +28,11 @@ The bug (``--bug forget-inbox``) is the same program without recording the
 inbox: the lines waiting there are in no recorded state and in no channel's
 record, so the snapshot loses them (``missing-record``).
 
+``--log one-event`` logs a line as one receipt where the reader takes it in
+(with the counters then) and its showing as an internal event: the log then
+says the line was in the state when the person recorded, and the bug passes
+unseen.  Two halves are what the program does.
+
 Run it::
 
     python -m redletter.conformance.adapters.instrument.examples.inbox --out /tmp/inbox
@@ -48,9 +53,10 @@ from typing import Any, Final
 
 from redletter.conformance.adapters.instrument.redletter_recorder import Recorder, attach, detach
 
-__all__ = ["BUGS", "PEOPLE", "main", "run_inbox"]
+__all__ = ["BUGS", "LOGGING", "PEOPLE", "main", "run_inbox"]
 
 BUGS: Final = ("forget-inbox",)
+LOGGING: Final = ("two-halves", "one-event")
 PEOPLE: Final = ("ada", "ben", "cyd")
 STARTERS: Final = (("ada", "ada-1"), ("cyd", "cyd-1"))
 
@@ -72,9 +78,16 @@ class Held:
 
 class Person:
     def __init__(
-        self, name: str, others: list[str], logs: Path, rng: random.Random, bug: str | None
+        self,
+        name: str,
+        others: list[str],
+        logs: Path,
+        rng: random.Random,
+        bug: str | None,
+        log: str = "two-halves",
     ) -> None:
         self.name, self.others, self.rng, self.bug = name, others, rng, bug
+        self.halves = log == "two-halves"  # rl: how a line is logged
         self.said = 0
         self.heard = 0
         self.inbox: list[Held] = []
@@ -145,7 +158,10 @@ class Person:
             self.rec.close_channel(k, src)  # rl
             self.check_done(k)
             return
-        seq = self.rec.receive_app(src, msg["text"], clock, split=True)  # rl: split
+        if self.halves:  # rl
+            seq = self.rec.receive_app(src, msg["text"], clock, split=True)  # rl: split
+        else:  # rl: one receipt, with the counters now
+            seq = self.rec.receive_app(src, msg["text"], clock, state=self.counters())  # rl
         self.inbox.append(Held(src, msg["text"], seq))
         self.arrived.set()
         for k, snap in self.snapshots.items():
@@ -162,7 +178,10 @@ class Person:
             await asyncio.sleep(self.rng.uniform(0.002, 0.006))
             line = self.inbox.pop(0)
             self.heard += 1
-            self.rec.apply(line.seq, state=self.counters())  # rl
+            if self.halves:  # rl
+                self.rec.apply(line.seq, state=self.counters())  # rl
+            else:  # rl
+                self.rec.internal("show", state=self.counters())  # rl
 
     # -- snapshots ---------------------------------------------------------------------
 
@@ -195,10 +214,10 @@ class Person:
                 self.completed.set()
 
 
-async def _run(logs: Path, seed: int, bug: str | None, lines: int) -> None:
+async def _run(logs: Path, seed: int, bug: str | None, lines: int, log: str) -> None:
     rng = random.Random(seed)
     people = {
-        n: Person(n, [q for q in PEOPLE if q != n], logs, random.Random(rng.random()), bug)
+        n: Person(n, [q for q in PEOPLE if q != n], logs, random.Random(rng.random()), bug, log)
         for n in PEOPLE
     }
     ports = {n: await p.serve() for n, p in people.items()}
@@ -231,12 +250,21 @@ async def _run(logs: Path, seed: int, bug: str | None, lines: int) -> None:
         p.rec.close(state=p.counters())  # rl
 
 
-def run_inbox(logs: Path, *, seed: int = 0, bug: str | None = None, lines: int = 20) -> list[Path]:
+def run_inbox(
+    logs: Path,
+    *,
+    seed: int = 0,
+    bug: str | None = None,
+    lines: int = 20,
+    log: str = "two-halves",
+) -> list[Path]:
     """Run the chat once; the event logs it wrote (one per person)."""
     if bug is not None and bug not in BUGS:
         raise ValueError(f"unknown bug {bug!r}: one of {', '.join(BUGS)}")
+    if log not in LOGGING:
+        raise ValueError(f"unknown logging {log!r}: one of {', '.join(LOGGING)}")
     logs.mkdir(parents=True, exist_ok=True)
-    asyncio.run(_run(logs, seed, bug, lines))
+    asyncio.run(_run(logs, seed, bug, lines, log))
     return [logs / f"{n}.ndjson" for n in PEOPLE]
 
 
@@ -246,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lines", type=int, default=20, help="lines each person says")
     ap.add_argument("--bug", choices=BUGS)
+    ap.add_argument("--log", choices=LOGGING, default="two-halves", help="how a line is logged")
     a = ap.parse_args(argv)
-    for path in run_inbox(a.out, seed=a.seed, bug=a.bug, lines=a.lines):
+    for path in run_inbox(a.out, seed=a.seed, bug=a.bug, lines=a.lines, log=a.log):
         sys.stdout.write(f"{path}\n")
     return 0

@@ -26,18 +26,25 @@ Audits (snapshots): ``rome`` starts ``audit-1`` while its own teller is in the
 middle of a transfer (the operator is told when the first half is done), and
 ``oslo`` starts ``audit-2`` a little later.  A branch turns red at its start or
 at the first marker of an audit.  Turning red, it stops new transfers from
-starting, *waits until every transfer in progress has done its second half*,
-records its balance and sends a marker on every outgoing connection; it records
-the transfers that arrive on a connection after that and before its marker.
-Money is conserved: every audit must find the 300 the branches started with
-(``--conserved-sum amount``).
+starting and lets every transfer in progress finish *on the side of the cut its
+first half is on*: debit first, it records its balance (the debit is in it),
+waits for the writes in progress, then sends a marker on every outgoing
+connection; write first, it waits for the debits in progress, then records and
+sends its markers.  It records the transfers that arrive on a connection after
+recording and before that connection's marker.  Money is conserved: every audit
+must find the 300 the branches started with (``--conserved-sum amount``).
 
-The bug (``--bug straddle``) is the same program without the wait: the audit
-records while a transfer is in progress.  Debit first, the debit is in the
-recorded balance and the write comes after the marker (the snapshot loses the
-money: ``straddling-send``); write first, the write is before the marker and the
-debit after the recorded balance (the snapshot counts the money twice:
-``red-letter-order``).
+The bug (``--bug straddle``) is the same program without the wait.  Debit
+first, the debit is in the recorded balance and the write comes after the
+marker (the snapshot loses the money: ``straddling-send``); write first, the
+write is before the marker and the debit after the recorded balance (the
+snapshot counts the money twice: ``red-letter-order``).
+
+``--log one-event`` logs each transfer as one send at its write, with the
+balance then (what a program does when it logs "where the message's place on
+its channel is fixed"): the correct debit-first run then fails with
+``red-letter-order``, although its audits are right, since the log puts the
+debit after the recording.  Two halves are what the program does.
 
 Run it::
 
@@ -60,10 +67,11 @@ from typing import Any, Final
 
 from redletter.conformance.adapters.instrument.redletter_recorder import Recorder, attach, detach
 
-__all__ = ["BRANCHES", "BUGS", "ORDERS", "main", "run_ledger"]
+__all__ = ["BRANCHES", "BUGS", "LOGGING", "ORDERS", "main", "run_ledger"]
 
 BUGS: Final = ("straddle",)
 ORDERS: Final = ("debit-first", "write-first")
+LOGGING: Final = ("two-halves", "one-event")
 BRANCHES: Final = {"oslo": 100, "rome": 120, "lima": 80}
 #: (branch, audit, the teller's transfer during which the operator starts it; 0: later)
 STARTERS: Final = (("rome", "audit-1", 5), ("oslo", "audit-2", 0))
@@ -79,9 +87,10 @@ class Audit:
 
 class Branch:
     def __init__(
-        self, name: str, logs: Path, rng: random.Random, order: str, bug: str | None
+        self, name: str, logs: Path, rng: random.Random, order: str, bug: str | None, log: str
     ) -> None:
         self.name, self.rng, self.order, self.bug = name, rng, order, bug
+        self.halves = log == "two-halves"  # rl: how a transfer is logged
         self.balance = BRANCHES[name]
         self.others = [q for q in BRANCHES if q != name]
         self.lock = threading.Lock()
@@ -144,25 +153,32 @@ class Branch:
                 made += 1
                 if self.order == "debit-first":  # the first half: the debit
                     self.balance -= amount
-                    change = self.rec.send_change(q, {"amount": amount}, state=self.balance)  # rl
+                    if self.halves:  # rl
+                        change = self.rec.send_change(
+                            q, {"amount": amount}, state=self.balance
+                        )  # rl
                 else:
                     self.pending += amount
             if self.order == "write-first":  # the first half: the write
                 with self.conn_locks[q]:
-                    clock = self.rec.send_app(q, {"amount": amount}, split=True)  # rl
+                    clock = self.rec.send_app(q, {"amount": amount}, split=self.halves)  # rl
                     self.write(q, attach({"kind": "transfer", "amount": amount}, clock))  # rl
             if made == cue_at:
                 self.half_done.set()  # the operator starts an audit now
             time.sleep(self.rng.uniform(0.005, 0.015) + (0.05 if made == cue_at else 0))
             if self.order == "debit-first":  # the second half: the write
                 with self.conn_locks[q]:
-                    clock = self.rec.send_app(q, {"amount": amount}, change=change)  # rl
+                    if self.halves:  # rl
+                        clock = self.rec.send_app(q, {"amount": amount}, change=change)  # rl
+                    else:  # rl: one event, at the write, with the balance now
+                        clock = self.rec.send_app(q, {"amount": amount}, state=self.balance)  # rl
                     self.write(q, attach({"kind": "transfer", "amount": amount}, clock))  # rl
             with self.lock:
                 if self.order == "write-first":  # the second half: the debit
                     self.balance -= amount
                     self.pending -= amount
-                    self.rec.apply(clock[self.name], state=self.balance)  # rl
+                    if self.halves:  # rl
+                        self.rec.apply(clock[self.name], state=self.balance)  # rl
                 self.in_progress -= 1
                 self.changed.notify_all()
 
@@ -202,12 +218,16 @@ class Branch:
             return
         self.turning.add(k)
         self.gate += 1
-        if self.bug != "straddle":
-            # the transfers in progress finish their second half first
+        finish = self.bug != "straddle"  # transfers in progress end on their first half's side
+        if finish and self.order == "write-first":
+            # written before the markers: their debits come before the recording
             self.changed.wait_for(lambda: self.in_progress == 0)
         audit = Audit(self.balance, set(self.others), channels={q: [] for q in self.others})
         self.audits[k] = audit
         self.rec.record_state(k, self.balance)  # rl
+        if finish and self.order == "debit-first":
+            # debited in the recorded balance: their writes come before the markers
+            self.changed.wait_for(lambda: self.in_progress == 0)
         for q in self.others:
             with self.conn_locks[q]:
                 clock = self.rec.send_marker(q, k)  # rl
@@ -232,15 +252,18 @@ def run_ledger(
     order: str = "debit-first",
     bug: str | None = None,
     transfers: int = 20,
+    log: str = "two-halves",
 ) -> list[Path]:
     """Run the ledgers once; the event logs they wrote (one per branch)."""
     if bug is not None and bug not in BUGS:
         raise ValueError(f"unknown bug {bug!r}: one of {', '.join(BUGS)}")
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}: one of {', '.join(ORDERS)}")
+    if log not in LOGGING:
+        raise ValueError(f"unknown logging {log!r}: one of {', '.join(LOGGING)}")
     logs.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
-    branches = {n: Branch(n, logs, random.Random(rng.random()), order, bug) for n in BRANCHES}
+    branches = {n: Branch(n, logs, random.Random(rng.random()), order, bug, log) for n in BRANCHES}
     ports = {n: b.port for n, b in branches.items()}
     accepting = [threading.Thread(target=b.accept_all) for b in branches.values()]
     for t in accepting:
@@ -289,7 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--order", choices=ORDERS, default="debit-first")
     ap.add_argument("--transfers", type=int, default=20, help="transfers each teller makes")
     ap.add_argument("--bug", choices=BUGS)
+    ap.add_argument("--log", choices=LOGGING, default="two-halves", help="how a transfer is logged")
     a = ap.parse_args(argv)
-    for path in run_ledger(a.out, seed=a.seed, order=a.order, bug=a.bug, transfers=a.transfers):
+    done = run_ledger(
+        a.out, seed=a.seed, order=a.order, bug=a.bug, transfers=a.transfers, log=a.log
+    )
+    for path in done:
         sys.stdout.write(f"{path}\n")
     return 0
