@@ -241,16 +241,20 @@ def _field_msg(obj: Mapping[str, object], path: str, line: int) -> tuple[str, Js
 
 
 _INT: Final = {int}
-_EVENT_SET: Final = frozenset(EVENTS)
-_CHANNEL_EVENTS: Final = frozenset({"send", "receive", "apply", "record_message", "close_channel"})
-_MSG_EVENTS: Final = frozenset({"send", "receive", "apply", "record_message", "internal"})
-_SNAPSHOT_EVENTS: Final = frozenset(
-    {"start_snapshot", "record_state", "record_message", "close_channel", "complete"}
-)
-_MSG_KINDS: Final = {
-    "internal": ("internal",),
-    "record_message": ("app", "marker"),
-    "apply": ("app",),
+#: Per event: (has a channel, the end it is at: 0 src, 1 dst, -1 either, the kinds
+#: of its msg (empty: none), has a snapshot, needs a state, "of"/"split"/"both"/"").
+_SPEC: Final[dict[str, tuple[bool, int, tuple[str, ...], bool, bool, str]]] = {
+    "send": (True, 0, ("app", "marker"), False, False, "both"),
+    "receive": (True, 1, ("app", "marker"), False, False, "split"),
+    "apply": (True, -1, ("app",), False, False, "of"),
+    "internal": (False, 0, ("internal",), False, False, ""),
+    "start_snapshot": (False, 0, (), True, False, ""),
+    "record_state": (False, 0, (), True, True, ""),
+    "record_message": (True, 1, ("app", "marker"), True, False, "of"),
+    "close_channel": (True, 1, (), True, False, ""),
+    "complete": (False, 0, (), True, False, ""),
+    "init": (False, 0, (), False, True, ""),
+    "end": (False, 0, (), False, False, ""),
 }
 
 
@@ -269,26 +273,33 @@ def parse_line_clock(
     obj = loads(text, path=path, code=CODE, line=line)
     if type(obj) is not dict:
         raise _bad(f"expected a JSON object, got {type(obj).__name__}", path, line)
-    node = obj.get("node")
+    get = obj.get
+    node = get("node")
     if type(node) is not str or not node:
         raise _bad(f"'node' must be a non-empty string, got {_dump(node)}", path, line)
-    seq = obj.get("seq")
+    seq = get("seq")
     if type(seq) is not int or seq < 1:
         raise _bad(f"'seq' must be an integer >= 1, got {_dump(seq)}", path, line)
-    event = obj.get("event")
-    if event not in _EVENT_SET:
+    event = get("event")
+    spec = _SPEC.get(event) if type(event) is str else None
+    if spec is None:
         raise _bad(f"'event' must be one of {', '.join(EVENTS)}, got {_dump(event)}", path, line)
     assert isinstance(event, str)
-    vc = obj.get("vc")
+    vc = get("vc")
     if vc is not None and (
         type(vc) is not dict
         or (vc and (set(map(type, vc.values())) != _INT or min(vc.values()) < 0))
     ):
         raise _bad(f"'vc' must map nodes to integers >= 0, got {_dump(vc)}", path, line)
+    has_channel, end, kinds, has_snapshot, needs_state, linked = spec
     channel = msg = snapshot = None
-    if event in _CHANNEL_EVENTS:
-        channel = _field_channel(obj, path, line)
-        if event == "apply":
+    if has_channel:
+        v = get("channel")
+        if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str:
+            channel = (v[0], v[1])
+        if channel is None or not channel[0] or not channel[1]:
+            channel = _field_channel(obj, path, line)  # raises, saying what is wrong
+        if end < 0:  # an apply: either end
             if node not in channel:
                 raise _bad(
                     f"an apply event of {show_id(node)} must have {show_id(node)} as the "
@@ -296,46 +307,46 @@ def parse_line_clock(
                     path,
                     line,
                 )
-        elif (channel[0] if event == "send" else channel[1]) != node:
-            side = "src" if event == "send" else "dst"
+        elif channel[end] != node:
             raise _bad(
                 f"a {event} event of {show_id(node)} must have {show_id(node)} as the "
-                f"channel's {side}, got {show_chan(channel)}",
+                f"channel's {'src' if end == 0 else 'dst'}, got {show_chan(channel)}",
                 path,
                 line,
             )
-    if event in _MSG_EVENTS:
+    if kinds:
         msg = _field_msg(obj, path, line)
-        if msg[0] not in _MSG_KINDS.get(event, ("app", "marker")):
+        if msg[0] not in kinds:
             raise _bad(f"a {event} event's 'msg' cannot be {{\"{msg[0]}\": ...}}", path, line)
-    if event in _SNAPSHOT_EVENTS:
+    if has_snapshot:
         snapshot = _field_snapshot(obj, path, line)
-    if event in ("record_state", "init") and "state" not in obj:
+    if needs_state and "state" not in obj:
         raise _bad(f"a {event} event needs 'state'", path, line)
     of = None
-    if "of" in obj and event in ("record_message", "apply", "send"):
-        of = _field_int(obj, "of", path, line, 1)
-        if of >= seq:
-            raise _bad(
-                f"'of' names the seq of an earlier event of {show_id(node)}, got {of} on its "
-                f"event {seq}",
-                path,
-                line,
-            )
     split = False
-    if "split" in obj and event in ("send", "receive"):
-        if obj["split"] is not True and obj["split"] is not False:
-            raise _bad(f"'split' must be true or false, got {_dump(obj['split'])}", path, line)
-        split = bool(obj["split"])
-        if split and msg is not None and msg[0] != "app":
-            raise _bad("only an app message is split (a marker changes no state)", path, line)
-        if split and of is not None:
-            raise _bad(
-                "a send with 'of' is the second half of its message (its apply came "
-                "first), so it cannot be 'split' too",
-                path,
-                line,
-            )
+    if linked:
+        if "of" in obj and linked != "split":
+            of = _field_int(obj, "of", path, line, 1)
+            if of >= seq:
+                raise _bad(
+                    f"'of' names the seq of an earlier event of {show_id(node)}, got {of} on "
+                    f"its event {seq}",
+                    path,
+                    line,
+                )
+        if "split" in obj and linked != "of":
+            if obj["split"] is not True and obj["split"] is not False:
+                raise _bad(f"'split' must be true or false, got {_dump(obj['split'])}", path, line)
+            split = bool(obj["split"])
+            if split and msg is not None and msg[0] != "app":
+                raise _bad("only an app message is split (a marker changes no state)", path, line)
+            if split and of is not None:
+                raise _bad(
+                    "a send with 'of' is the second half of its message (its apply came "
+                    "first), so it cannot be 'split' too",
+                    path,
+                    line,
+                )
     inputs = outputs = None
     if event == "init":
         if "inputs" in obj:
@@ -468,17 +479,7 @@ class LogFile:
             return got
 
     def _parse(self, raw: bytes, no: int) -> tuple[LogEvent, Mapping[str, int] | None]:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"expected UTF-8 text, got a byte that is not UTF-8 (0x{raw[exc.start]:02x})"
-                f" at column {exc.start + 1}",
-                code=CODE,
-                path=self.path,
-                line=no,
-            ) from None
-        return parse_line_clock(text, path=self.path, line=no)
+        return parse_line_clock(raw, path=self.path, line=no)
 
 
 def dump_log(lines: Iterable[Mapping[str, Json]]) -> str:

@@ -103,13 +103,14 @@ def _where(text: str, index: int) -> tuple[int, int]:
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
-def decode_utf8(data: bytes, *, path: str | None, code: str) -> str:
+def decode_utf8(data: bytes, *, path: str | None, code: str, line: int = 1) -> str:
     """``data`` as text, or an InputError at the line and column of the first byte
-    that is not UTF-8."""
+    that is not UTF-8 (``line``: the line ``data`` starts on in its file)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        first = line
+        line = first + data.count(b"\n", 0, exc.start)
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputError(
             f"expected UTF-8 text, got a byte that is not UTF-8 (0x{data[exc.start]:02x})"
@@ -130,8 +131,10 @@ def loads(
 ) -> Any:
     """Parse JSON from outside the kit (see the module docstring).  ``line`` is the
     line ``data`` starts on in its file (for one line of an NDJSON file)."""
-    text = decode_utf8(data, path=path, code=code) if isinstance(data, bytes) else data
     first = line if line is not None else 1
+    # Text decoded here from UTF-8 holds no surrogate: strict decoding refuses them.
+    decoded = isinstance(data, bytes)
+    text = decode_utf8(data, path=path, code=code, line=first) if decoded else data
     if len(text) <= max_digits and "\\u" not in text:
         # The common case, at C speed: no integer can be too long, no escape can
         # spell a surrogate.  Anything the fast scan refuses is parsed again below,
@@ -140,8 +143,8 @@ def loads(
             value, end = _SCAN(text, 0)
         except Exception:  # the slow path below names the problem
             value, end = None, -1
-        if (end == len(text) or (end > 0 and text[end:].isspace())) and not _SURROGATE.search(
-            text
+        if (end == len(text) or (end > 0 and text[end:].isspace())) and (
+            decoded or not _SURROGATE.search(text)
         ):
             return value
 

@@ -388,3 +388,16 @@ def test_every_cut_of_the_go_programs_by_both_judges(
     assert done.returncode == 0, done.stderr
     two = [tmp_path / "two" / "p1.ndjson", tmp_path / "two" / "p2.ndjson"]
     _all_cases(_every_cut(two, model="MCToken2"))
+
+
+def test_every_cut_of_the_documented_python_example_by_both_judges(tmp_path: Path) -> None:
+    """docs/instrument.md's copy-pasteable two_nodes.py, run as the page says."""
+    page = (ROOT / "docs" / "instrument.md").read_text(encoding="utf-8")
+    code = page.split("```python\n# two_nodes.py\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "two_nodes.py").write_text(code, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "two_nodes.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    _all_cases(_every_cut([tmp_path / "p1.ndjson", tmp_path / "p2.ndjson"], model="MCToken2"))
