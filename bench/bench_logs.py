@@ -39,7 +39,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -323,6 +325,31 @@ def _row(what: str, size: int, m: Measured) -> str:
     )
 
 
+def _write_size(out: Path, *, size: int, every: int) -> list[Path]:
+    return write_size_run(out, size, every=every)
+
+
+def _write_chain(out: Path, *, n: int) -> list[Path]:
+    return write_chain(out, n)
+
+
+def _no_target(m: Measured) -> str:
+    return ""
+
+
+def _target_100m(m: Measured) -> str:
+    rate = m.events / m.cpu if m.cpu else 0
+    return (
+        f"  target 100 MB: peak RSS {m.rss / (1 << 20):,.0f} MiB (<= 400: "
+        f"{'met' if m.rss <= 400 << 20 else 'MISSED'}), {rate:,.0f} events/s "
+        f"(>= 50,000: {'met' if rate >= 50_000 else 'MISSED'})"
+    )
+
+
+def _target_3000(m: Measured) -> str:
+    return f"  target 3,000 processes: {m.wall:.1f} s (< 60: {'met' if m.wall < 60 else 'MISSED'})"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", default="10M,100M,1G", help="total log sizes (empty: none)")
@@ -353,52 +380,32 @@ def main(argv: list[str] | None = None) -> int:
         f"{'run':<28} {'logs':>10} {'events':>10} {'verdict':>8} {'wall':>10} {'cpu':>10} "
         f"{'events/s':>12} {'peak RSS':>12}"
     )
+    runs: list[tuple[str, Path, Callable[[Path], list[Path]], Callable[[Measured], str]]] = []
+    for text in filter(None, a.size.split(",")):
+        size = partial(_write_size, size=parse_size(text), every=a.snapshot_every)
+        hundred = _target_100m if text.upper().startswith("100M") else _no_target
+        runs.append((text, base / f"size-{text}", size, hundred))
+    for text in filter(None, a.chain.split(",")):
+        n = int(text)
+        chain = _target_3000 if n == 3000 else _no_target
+        runs.append((f"chain of {n}", base / f"chain-{n}", partial(_write_chain, n=n), chain))
     ok = True
     try:
-        for text in filter(None, a.size.split(",")):
-            size = parse_size(text)
-            out = base / f"size-{text}"
+        for what, out, write, target in runs:
             out.mkdir(exist_ok=True)
             t = time.perf_counter()
-            paths = write_size_run(out, size, every=a.snapshot_every)
+            paths = write(out)
             total = sum(p.stat().st_size for p in paths)
             took = time.perf_counter() - t
             print(f"  (wrote {len(paths)} logs, {show_size(total)}, in {took:.0f} s)")
             m = measured(REDLETTER, paths, None, a.timeout)
-            print(_row(f"after: {text}", total, m), flush=True)
+            print(_row(f"after: {what}", total, m), flush=True)
             ok &= m.verdict == "pass"
-            if text.upper().startswith("100M"):
-                rate = m.events / m.cpu if m.cpu else 0
-                print(
-                    f"  target 100 MB: peak RSS {m.rss / (1 << 20):,.0f} MiB (<= 400: "
-                    f"{'met' if m.rss <= 400 << 20 else 'MISSED'}), {rate:,.0f} events/s "
-                    f"(>= 50,000: {'met' if rate >= 50_000 else 'MISSED'})"
-                )
+            if said := target(m):
+                print(said)
             if a.before:
                 b = measured(a.before, paths, cap, a.timeout)
-                print(_row(f"before: {text}", total, b), flush=True)
-            if not a.keep:
-                shutil.rmtree(out)
-        for text in filter(None, a.chain.split(",")):
-            n = int(text)
-            out = base / f"chain-{n}"
-            out.mkdir(exist_ok=True)
-            t = time.perf_counter()
-            paths = write_chain(out, n)
-            total = sum(p.stat().st_size for p in paths)
-            took = time.perf_counter() - t
-            print(f"  (wrote {len(paths)} logs, {show_size(total)}, in {took:.0f} s)")
-            m = measured(REDLETTER, paths, None, a.timeout)
-            print(_row(f"after: chain of {n}", total, m), flush=True)
-            ok &= m.verdict == "pass"
-            if n == 3000:
-                print(
-                    f"  target 3,000 processes: {m.wall:.1f} s (< 60: "
-                    f"{'met' if m.wall < 60 else 'MISSED'})"
-                )
-            if a.before:
-                b = measured(a.before, paths, cap, a.timeout)
-                print(_row(f"before: chain of {n}", total, b), flush=True)
+                print(_row(f"before: {what}", total, b), flush=True)
             if not a.keep:
                 shutil.rmtree(out)
     finally:

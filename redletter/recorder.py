@@ -6,14 +6,5 @@ It is the one-file module ``conformance/adapters/instrument/redletter_recorder.p
 docs/instrument.md says where each call goes.
 """
 
-from redletter.conformance.adapters.instrument.redletter_recorder import (
-    CLOCK_KEY,
-    Clock,
-    Recorder,
-    attach,
-    decode_clock,
-    detach,
-    encode_clock,
-)
-
-__all__ = ["CLOCK_KEY", "Clock", "Recorder", "attach", "decode_clock", "detach", "encode_clock"]
+from redletter.conformance.adapters.instrument import *  # noqa: F403 (its names, as they are)
+from redletter.conformance.adapters.instrument import __all__ as __all__

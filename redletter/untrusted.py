@@ -133,8 +133,10 @@ def loads(
     line ``data`` starts on in its file (for one line of an NDJSON file)."""
     first = line if line is not None else 1
     # Text decoded here from UTF-8 holds no surrogate: strict decoding refuses them.
-    decoded = isinstance(data, bytes)
-    text = decode_utf8(data, path=path, code=code, line=first) if decoded else data
+    if isinstance(data, bytes):
+        decoded, text = True, decode_utf8(data, path=path, code=code, line=first)
+    else:
+        decoded, text = False, data
     if len(text) <= max_digits and "\\u" not in text:
         # The common case, at C speed: no integer can be too long, no escape can
         # spell a surrogate.  Anything the fast scan refuses is parsed again below,

@@ -541,21 +541,6 @@ def test_wall_clocks_and_file_order_do_not_matter(good_logs: tuple[Path, Path]) 
     assert one.explain() == other.explain()
 
 
-def test_the_documented_python_example_validates(tmp_path: Path) -> None:
-    """docs/instrument.md's copy-pasteable example, run as the page says."""
-    page = (ROOT / "docs" / "instrument.md").read_text(encoding="utf-8")
-    code = page.split("```python\n# two_nodes.py\n", 1)[1].split("```", 1)[0]
-    (tmp_path / "two_nodes.py").write_text(code, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "two_nodes.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    v = _checked(_cfg("MCToken2"), [tmp_path / "p1.ndjson", tmp_path / "p2.ndjson"])
-    assert v.verdict == "pass", v.explain()
-    assert [s.message for s in v.snapshots] == ["snapshot 1: the one the algorithm must record"]
-
-
 # --------------------------------------------------------------------------- Go
 
 

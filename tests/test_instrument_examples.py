@@ -175,20 +175,23 @@ def test_inbox_logged_as_one_receipt_hides_the_bug(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- Go
 
 
-@pytest.fixture(scope="module")
-def goring(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def _go_build(folder: Path, out: Path) -> Path:
+    """The Go example in ``folder`` built as docs/instrument.md builds it."""
     go = find_go()
     if go is None:
         pytest.skip("no Go toolchain (.venv/bin/go or go on PATH): the Go example did not run")
-    out = tmp_path_factory.mktemp("goring") / "goring"
     env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
     done = subprocess.run(
         [go, "build", "-o", str(out), "."],
-        cwd=EXAMPLES / "goring", env=env, capture_output=True, text=True, timeout=120,
-        check=False,
+        cwd=folder, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    yield out
+    return out
+
+
+@pytest.fixture(scope="module")
+def goring(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield _go_build(EXAMPLES / "goring", tmp_path_factory.mktemp("goring") / "goring")
 
 
 def _run_go(binary: Path, out: Path, *args: str) -> list[Path]:
@@ -231,19 +234,8 @@ def test_go_missing_marker_fails_liveness(goring: Path, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def gomodules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The Go program in two modules, built as docs/instrument.md builds it."""
-    go = find_go()
-    if go is None:
-        pytest.skip("no Go toolchain (.venv/bin/go or go on PATH): the Go example did not run")
-    out = tmp_path_factory.mktemp("gomodules") / "app"
-    env = {**os.environ, "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
-    done = subprocess.run(
-        [go, "build", "-o", str(out), "."],
-        cwd=EXAMPLES / "gomodules" / "app", env=env, capture_output=True, text=True,
-        timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    yield out
+    """The Go program in two modules."""
+    yield _go_build(EXAMPLES / "gomodules" / "app", tmp_path_factory.mktemp("gomodules") / "app")
 
 
 @pytest.mark.slow
@@ -400,4 +392,10 @@ def test_every_cut_of_the_documented_python_example_by_both_judges(tmp_path: Pat
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    _all_cases(_every_cut([tmp_path / "p1.ndjson", tmp_path / "p2.ndjson"], model="MCToken2"))
+    paths = [tmp_path / "p1.ndjson", tmp_path / "p2.ndjson"]
+    from redletter.conformance.judges.log import validate_files
+
+    v = validate_files(_MODEL("MCToken2"), paths)
+    assert v.verdict == "pass", v.explain()
+    assert [s.message for s in v.snapshots] == ["snapshot 1: the one the algorithm must record"]
+    _all_cases(_every_cut(paths, model="MCToken2"))

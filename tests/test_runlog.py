@@ -833,8 +833,15 @@ def _pair(d: Path) -> tuple[Recorder, Recorder]:
     return ann, bo
 
 
-def _paths(d: Path) -> list[Path]:
-    return [d / "ann.ndjson", d / "bo.ndjson"]
+def _closed_and_judged(d: Path, ann: Recorder, bo: Recorder, ok: bool, rule: str) -> Any:
+    """Close both logs and judge them (with the money conserved): a pass when ``ok``,
+    else a fail whose first finding is ``rule``."""
+    ann.close()
+    bo.close()
+    v = validate_run_files([d / "ann.ndjson", d / "bo.ndjson"], invariant=conserved_sum(None))
+    assert v.verdict == ("pass" if ok else "fail"), v.explanation()
+    assert ok or (v.divergence is not None and v.divergence.kind == rule), v.explanation()
+    return v
 
 
 @pytest.mark.parametrize("straddle", [False, True])
@@ -862,14 +869,9 @@ def test_a_send_whose_debit_comes_before_its_write(tmp_path: Path, straddle: boo
         bo.receive_app("ann", 3, c, state=3)
     ann.receive_marker("bo", 1, m2)
     ann.complete(1, channels={"bo": []})
-    ann.close()
-    bo.close()
-    v = validate_run_files(_paths(tmp_path), invariant=conserved_sum(None))
+    v = _closed_and_judged(tmp_path, ann, bo, not straddle, "straddling-send")
     if not straddle:
-        assert v.verdict == "pass", v.explanation()
         return
-    assert v.verdict == "fail"
-    assert v.divergence is not None and v.divergence.kind == "straddling-send"
     assert v.divergence.describe() == (
         f"{tmp_path}/ann.ndjson:5: ann send marker 1 on ann -> bo: ann changed its state for 3 "
         f"on ann -> bo ({tmp_path}/ann.ndjson:2) before recording its state "
@@ -903,14 +905,9 @@ def test_a_send_written_before_its_debit(tmp_path: Path, early: bool) -> None:
     bo.complete(1)
     ann.receive_marker("bo", 1, m2)
     ann.complete(1)
-    ann.close()
-    bo.close()
-    v = validate_run_files(_paths(tmp_path), invariant=conserved_sum(None))
+    v = _closed_and_judged(tmp_path, ann, bo, not early, "red-letter-order")
     if not early:
-        assert v.verdict == "pass", v.explanation()
         return
-    assert v.verdict == "fail"
-    assert v.divergence is not None and v.divergence.kind == "red-letter-order"
     assert v.divergence.model_did.startswith(
         f"ann writes this message on ann -> bo before red letter 1 ({tmp_path}/ann.ndjson:6), "
         f"but changes its state for it at {tmp_path}/ann.ndjson:5, after recording its state "
@@ -942,14 +939,9 @@ def test_a_message_taken_in_now_and_applied_later(tmp_path: Path, held: str) -> 
     bo.complete(1)
     ann.receive_marker("bo", 1, m2)
     ann.complete(1)
-    ann.close()
-    bo.close()
-    v = validate_run_files(_paths(tmp_path), invariant=conserved_sum(None))
+    v = _closed_and_judged(tmp_path, ann, bo, held != "lost", "missing-record")
     if held != "lost":
-        assert v.verdict == "pass", v.explanation()
         return
-    assert v.verdict == "fail"
-    assert v.divergence is not None and v.divergence.kind == "missing-record"
     assert v.divergence.describe() == (
         f"{tmp_path}/bo.ndjson:2: bo receive app 3 on ann -> bo: bo does not record this "
         f"message of ann -> bo in snapshot 1: bo took it in before recording its state "
