@@ -467,10 +467,12 @@ def test_a_run_without_a_snapshot_is_unknown(tmp_path: Path) -> None:
     assert "no snapshot in the logs: nothing to judge (start one in the run)" in v.notes
 
 
-def test_the_application_invariant_is_checked_when_named(tmp_path: Path) -> None:
+def _bo_makes_money(pay: Any) -> tuple[list[Ev], list[Ev]]:
+    """ann sends bo 5 (``pay``) and bo's app counts 6: the snapshot is consistent,
+    and the application's total is not."""
     a = [
         init(5, ["bo"], ["bo"]),
-        send("ann", "bo", {"amount": 5}, 0),
+        send("ann", "bo", pay, 0),
         start(1),
         rstate(1, 0),
         msend("ann", "bo", 1),
@@ -479,12 +481,17 @@ def test_the_application_invariant_is_checked_when_named(tmp_path: Path) -> None
     ]
     b = [
         init(0, ["ann"], ["ann"]),
-        recv("ann", "bo", {"amount": 5}, 6),  # bo's app makes money
+        recv("ann", "bo", pay, 6),  # bo's app makes money
         mrecv("ann", "bo", 1),
         rstate(1, 6),
         msend("bo", "ann", 1),
         complete(1),
     ]
+    return a, b
+
+
+def test_the_application_invariant_is_checked_when_named(tmp_path: Path) -> None:
+    a, b = _bo_makes_money({"amount": 5})
     assert _judge(tmp_path, a, b).verdict == "pass"
     v = _judge(tmp_path, a, b, invariant=conserved_sum("amount"))
     assert v.verdict == "fail"
@@ -788,23 +795,7 @@ def test_conserved_sum_without_a_field_counts_numbers(
 ) -> None:
     """States and payloads that are numbers need no FIELD; the option takes one only
     when the word after it is a field name, not a log."""
-    a = [
-        init(5, ["bo"], ["bo"]),
-        send("ann", "bo", 5, 0),
-        start(1),
-        rstate(1, 0),
-        msend("ann", "bo", 1),
-        mrecv("bo", "ann", 1),
-        complete(1),
-    ]
-    b = [
-        init(0, ["ann"], ["ann"]),
-        recv("ann", "bo", 5, 6),  # bo's app makes money
-        mrecv("ann", "bo", 1),
-        rstate(1, 6),
-        msend("bo", "ann", 1),
-        complete(1),
-    ]
+    a, b = _bo_makes_money(5)
     paths = [str(_write(tmp_path, "ann", a)), str(_write(tmp_path, "bo", b))]
     assert main(["conform", "validate", *paths]) == 0
     for argv in (
