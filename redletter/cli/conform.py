@@ -14,10 +14,9 @@ The harness (and z3, which trace generation uses) is imported inside the command
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer import _click as click
 from typer.core import TyperCommand
 
 import redletter.cli.ui as ui
@@ -82,13 +81,15 @@ VALIDATORS[_sandbox_mode] = ("choice", ())
 
 
 _FIELD = r"[A-Za-z_][A-Za-z0-9_]{0,99}"  #: a key of the user's JSON objects
+#: ``--conserved-sum`` given without a FIELD (no argument can hold a NUL byte)
+_NUMBERS = "\x00numbers"
 
 
 def _field_name(value: str | None) -> str | None:
-    """A field name, or "" (``--conserved-sum`` given without one: numbers count)."""
+    """A field name, or :data:`_NUMBERS` (``--conserved-sum`` without one)."""
     import re
 
-    if value and not re.fullmatch(_FIELD, value):
+    if value is not None and value != _NUMBERS and not re.fullmatch(_FIELD, value):
         raise typer.BadParameter(
             f"a field name is 1 to 100 letters, digits or '_' (a key of your JSON objects), "
             f"got {value!r}"
@@ -463,23 +464,16 @@ def _split_validate_args(
 
 class _ValidateCommand(TyperCommand):
     """``conform validate``, whose ``--conserved-sum`` takes its FIELD optionally: a
-    bare ``--conserved-sum`` (at the end, before another option, or before a log)
-    counts numbers only."""
+    bare ``--conserved-sum`` (at the end, before another option, or before a file: a
+    log) counts numbers only."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        import re
-
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         def bare(i: int) -> bool:
             nxt = args[i + 1] if i + 1 < len(args) else None
-            return (
-                nxt is None
-                or nxt.startswith("-")
-                or not re.fullmatch(_FIELD, nxt)
-                or Path(nxt).exists()
-            )
+            return nxt is None or nxt.startswith("-") or (nxt != "" and Path(nxt).exists())
 
         given = [
-            "--conserved-sum=" if a == "--conserved-sum" and bare(i) else a
+            f"--conserved-sum={_NUMBERS}" if a == "--conserved-sum" and bare(i) else a
             for i, a in enumerate(args)
         ]
         return super().parse_args(ctx, given)
@@ -576,7 +570,9 @@ def validate_cmd(
         result = validate_run_files(
             logs,
             whole_run=whole_run,
-            invariant=invariant_of(conserved_sum or None) if conserved_sum is not None else None,
+            invariant=None
+            if conserved_sum is None
+            else invariant_of(None if conserved_sum == _NUMBERS else conserved_sum),
             limit=limit,
         )
     else:
