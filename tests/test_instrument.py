@@ -216,7 +216,9 @@ def test_tcp_logs_validate_with_the_command_line(tmp_path: Path) -> None:
     )  # fmt: skip
     out = done.stdout.splitlines()
     assert done.returncode == 0, f"seed 7, logs in {tmp_path}:\n{done.stdout}{done.stderr}"
-    assert out[0].startswith("pass: ") and out[0].endswith(" events replayed in the model")
+    assert out[0].startswith("pass: ") and out[0].endswith(
+        " events replayed in the model: a complete run"
+    )
     assert out[1:] == [
         "snapshot 1: the one the algorithm must record",
         "snapshot 2: the one the algorithm must record",
