@@ -22,9 +22,12 @@ The log format (NDJSON: one JSON object per line, UTF-8; blank lines skipped)::
     a vector clock: ``vc[q]`` is the ``seq`` of the last event of ``q`` that
     happened before this one (``vc[node]`` is ``seq``).
 ``event`` (required), one of
-    ``send`` (``channel`` [node, q], ``msg``: where the message leaves the
-    process), ``receive`` (``channel`` [q, node], ``msg``: where it is taken
-    in), ``internal`` (``msg`` {"internal": e}), ``start_snapshot``
+    ``send`` (``channel`` [node, q], ``msg``: where the message's place on its
+    channel is fixed, its *write*), ``receive`` (``channel`` [q, node], ``msg``:
+    where it is taken in, its *receipt*), ``apply`` (``channel``, ``msg``: the
+    other half of a message whose state change is not where it is written or
+    taken in: the debit of a send, the application of a receipt; see below),
+    ``internal`` (``msg`` {"internal": e}), ``start_snapshot``
     (``snapshot``), the recording ``record_state`` (``snapshot``, ``state``),
     ``record_message`` (``snapshot``, ``channel`` [q, node], ``msg``: what was
     recorded, and optionally ``of``: the ``seq`` of the receive it records;
@@ -34,6 +37,13 @@ The log format (NDJSON: one JSON object per line, UTF-8; blank lines skipped)::
     of a log: ``init`` (first; ``state``, the initial local state, and
     optionally ``inputs`` / ``outputs``, the node's neighbours) and ``end``
     (last; the process stopped cleanly: a log without it may be cut short).
+A message in two halves: a send or a receive whose state change is logged on
+its own says ``"split": true``, and its ``apply`` event follows with ``of``, the
+seq of that send or receive; a send whose state change came first (a debit, then
+the write) is logged as an ``apply`` of the outgoing message, and the ``send``
+that writes it carries ``of``, the seq of that apply.  Without ``split`` or
+``of``, a send or receive is its own state change (one atomic step).
+
 ``channel`` ([src, dst]: a directed channel), ``msg`` ({"app": v} with v any
 JSON value, {"marker": k}, or {"internal": e}), ``snapshot`` (an integer >= 1
 or a non-empty string), ``state`` (the node's local state as JSON; on an app
@@ -50,33 +60,45 @@ the n-th send on it); one log holding every node is taken in file order.
 from __future__ import annotations
 
 import json
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Final, TypeAlias, cast
+from typing import Final, NamedTuple, TypeAlias, cast
 
 from redletter.conformance import protocol as p
 from redletter.errors import InputError
-from redletter.untrusted import MAX_LOG_BYTES, decode_utf8, loads, read_input
+from redletter.untrusted import (
+    MAX_LOG_BYTES,
+    InputBudget,
+    LineReader,
+    decode_utf8,
+    loads,
+    read_input,
+    show_id,
+    show_json,
+)
 
 __all__ = [
     "ACTIONS",
     "EVENTS",
     "LogEvent",
+    "LogFile",
     "SnapshotId",
     "dump_log",
-    "merge_logs",
     "parse_line",
+    "parse_line_clock",
     "parse_log",
     "read_log",
     "read_log_bytes",
     "show",
+    "show_chan",
+    "show_id",
+    "show_snapshot",
 ]
 
 EVENTS: Final = (
     "send",
     "receive",
+    "apply",
     "internal",
     "start_snapshot",
     "record_state",
@@ -94,18 +116,30 @@ CODE: Final = "RL-INPUT-LOG"
 
 
 def show(v: Json) -> str:
-    """A JSON value as the explanations print it: ``3``, ``"hi"``, ``{"a": 1}``."""
-    return json.dumps(v, separators=(", ", ": "), ensure_ascii=False)
+    """A JSON value as the explanations print it: ``3``, ``"hi"``, ``{"a": 1}``
+    (:func:`redletter.untrusted.show_json`: nothing in it can act on a terminal)."""
+    return show_json(v)
 
 
-@dataclass(frozen=True)
-class LogEvent:
-    """One line of a log.  ``msg``: ("app", v), ("marker", k), ("internal", e) or None."""
+def show_snapshot(k: SnapshotId) -> str:
+    """A snapshot id as the explanations print it: ``1``, ``"audit-1"`` (a string
+    always quoted, every character outside printable ASCII escaped)."""
+    return str(k) if isinstance(k, int) else json.dumps(k, ensure_ascii=True)
+
+
+def show_chan(c: tuple[str, str]) -> str:
+    """``p1 -> p2`` (each end as :func:`~redletter.untrusted.show_id` prints it)."""
+    return f"{show_id(c[0])} -> {show_id(c[1])}"
+
+
+class LogEvent(NamedTuple):
+    """One line of a log (immutable).  ``msg``: ("app", v), ("marker", k), ("internal",
+    e) or None.  A named tuple: made at C speed, since a log has millions."""
 
     node: str
     seq: int
     event: str
-    vc: tuple[tuple[str, int], ...] | None = None
+    vc: Mapping[str, int] | None = None  #: as the line gives it (node -> seq)
     channel: tuple[str, str] | None = None
     msg: tuple[str, Json] | None = None
     snapshot: SnapshotId | None = None
@@ -114,9 +148,12 @@ class LogEvent:
     channels: tuple[tuple[str, tuple[Json, ...]], ...] | None = None
     path: str = "<log>"
     line: int = 0
-    of: int | None = None  #: record_message: the seq of the receive it records
+    #: record_message: the seq of the receive it records; apply: of the send or
+    #: receive it is the state change of; send: of the apply that came first
+    of: int | None = None
     inputs: tuple[str, ...] | None = None  #: init: the sources of the node's channels
     outputs: tuple[str, ...] | None = None  #: init: the destinations of its channels
+    split: bool = False  #: send / receive: its state change is an apply logged later
 
     @property
     def where(self) -> str:
@@ -128,14 +165,17 @@ class LogEvent:
         return None if self.msg is None else self.msg[1]
 
     def describe(self) -> str:
-        """``p2 receive marker 1 on p1 -> p2``."""
-        parts = [self.node, self.event.replace("_", " ")]
+        """``p2 receive marker 1 on p1 -> p2``; every name and value from the log is
+        printed so that it cannot act on a terminal or pass for another."""
+        parts = [show_id(self.node), self.event.replace("_", " ")]
         if self.msg is not None:
-            parts.append(f"{self.msg[0]} {show(self.msg[1])}")
+            v = self.msg[1]
+            shown = show_snapshot(v) if self.msg[0] == "marker" else show(v)  # type: ignore[arg-type]
+            parts.append(f"{self.msg[0]} {shown}")
         if self.channel is not None:
-            parts.append(f"on {self.channel[0]} -> {self.channel[1]}")
+            parts.append(f"on {show_chan(self.channel)}")
         if self.snapshot is not None and self.event not in ("send", "receive"):
-            parts.append(f"for snapshot {show(self.snapshot)}")
+            parts.append(f"for snapshot {show_snapshot(self.snapshot)}")
         return " ".join(parts)
 
 
@@ -151,7 +191,8 @@ def _field_int(obj: Mapping[str, object], key: str, path: str, line: int, low: i
 
 
 def _dump(v: object) -> str:
-    return json.dumps(v, ensure_ascii=False)[:80]
+    text = show_json(v)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _is_snapshot(v: object) -> bool:
@@ -171,9 +212,11 @@ def _field_snapshot(obj: Mapping[str, object], path: str, line: int) -> Snapshot
 
 def _field_channel(obj: Mapping[str, object], path: str, line: int) -> tuple[str, str]:
     v = obj.get("channel")
-    if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) and x for x in v)):
-        raise _bad(f"'channel' must be [src, dst] (two names), got {_dump(v)}", path, line)
-    return (str(v[0]), str(v[1]))
+    if type(v) is list and len(v) == 2:
+        a, b = v
+        if type(a) is str and type(b) is str and a and b:
+            return (a, b)
+    raise _bad(f"'channel' must be [src, dst] (two names), got {_dump(v)}", path, line)
 
 
 def _field_names(obj: Mapping[str, object], key: str, path: str, line: int) -> tuple[str, ...]:
@@ -185,10 +228,10 @@ def _field_names(obj: Mapping[str, object], key: str, path: str, line: int) -> t
 
 def _field_msg(obj: Mapping[str, object], path: str, line: int) -> tuple[str, Json]:
     v = obj.get("msg")
-    if isinstance(v, dict) and len(v) == 1:
+    if type(v) is dict and len(v) == 1:
         ((kind, x),) = v.items()
-        if kind in ("app", "internal") or (kind == "marker" and _is_snapshot(x)):
-            return (str(kind), cast(Json, x))
+        if kind == "app" or kind == "internal" or (kind == "marker" and _is_snapshot(x)):
+            return (kind, cast(Json, x))
     raise _bad(
         '\'msg\' must be {"app": any value}, {"marker": snapshot} or {"internal": e}, '
         f"got {_dump(v)}",
@@ -197,52 +240,113 @@ def _field_msg(obj: Mapping[str, object], path: str, line: int) -> tuple[str, Js
     )
 
 
-def parse_line(text: str, *, path: str = "<log>", line: int = 1) -> LogEvent:
+_INT: Final = {int}
+#: Per event: (has a channel, the end it is at: 0 src, 1 dst, -1 either, the kinds
+#: of its msg (empty: none), has a snapshot, needs a state, "of"/"split"/"both"/"").
+_SPEC: Final[dict[str, tuple[bool, int, tuple[str, ...], bool, bool, str]]] = {
+    "send": (True, 0, ("app", "marker"), False, False, "both"),
+    "receive": (True, 1, ("app", "marker"), False, False, "split"),
+    "apply": (True, -1, ("app",), False, False, "of"),
+    "internal": (False, 0, ("internal",), False, False, ""),
+    "start_snapshot": (False, 0, (), True, False, ""),
+    "record_state": (False, 0, (), True, True, ""),
+    "record_message": (True, 1, ("app", "marker"), True, False, "of"),
+    "close_channel": (True, 1, (), True, False, ""),
+    "complete": (False, 0, (), True, False, ""),
+    "init": (False, 0, (), False, True, ""),
+    "end": (False, 0, (), False, False, ""),
+}
+
+
+def parse_line(text: str | bytes, *, path: str = "<log>", line: int = 1) -> LogEvent:
     """Parse one NDJSON line into a :class:`LogEvent` (InputError with file and line)."""
+    ev, vc = parse_line_clock(text, path=path, line=line)
+    return ev if vc is None else ev._replace(vc=vc)
+
+
+def parse_line_clock(
+    text: str | bytes, *, path: str = "<log>", line: int = 1
+) -> tuple[LogEvent, Mapping[str, int] | None]:
+    """:func:`parse_line`, with the vector clock apart from the event (whose ``vc`` is
+    None): a reader that checks the clocks as it goes keeps no event's clock longer
+    than it needs it, and clocks can hold thousands of entries."""
     obj = loads(text, path=path, code=CODE, line=line)
-    if not isinstance(obj, dict):
+    if type(obj) is not dict:
         raise _bad(f"expected a JSON object, got {type(obj).__name__}", path, line)
-    node = obj.get("node")
-    if not isinstance(node, str) or not node:
+    get = obj.get
+    node = get("node")
+    if type(node) is not str or not node:
         raise _bad(f"'node' must be a non-empty string, got {_dump(node)}", path, line)
-    seq = _field_int(obj, "seq", path, line, 1)
-    event = obj.get("event")
-    if event not in EVENTS:
+    seq = get("seq")
+    if type(seq) is not int or seq < 1:
+        raise _bad(f"'seq' must be an integer >= 1, got {_dump(seq)}", path, line)
+    event = get("event")
+    spec = _SPEC.get(event) if type(event) is str else None
+    if spec is None:
         raise _bad(f"'event' must be one of {', '.join(EVENTS)}, got {_dump(event)}", path, line)
-    vc_raw = obj.get("vc")
-    vc: tuple[tuple[str, int], ...] | None = None
-    if vc_raw is not None:
-        if not (
-            isinstance(vc_raw, dict) and all(type(x) is int and x >= 0 for x in vc_raw.values())
-        ):
-            raise _bad(f"'vc' must map nodes to integers >= 0, got {_dump(vc_raw)}", path, line)
-        vc = tuple(sorted((str(k), int(x)) for k, x in vc_raw.items()))
+    assert isinstance(event, str)
+    vc = get("vc")
+    if vc is not None and (
+        type(vc) is not dict
+        or (vc and (set(map(type, vc.values())) != _INT or min(vc.values()) < 0))
+    ):
+        raise _bad(f"'vc' must map nodes to integers >= 0, got {_dump(vc)}", path, line)
+    has_channel, end, kinds, has_snapshot, needs_state, linked = spec
     channel = msg = snapshot = None
-    if event in ("send", "receive", "record_message", "close_channel"):
-        channel = _field_channel(obj, path, line)
-        end = channel[0] if event == "send" else channel[1]
-        if end != node:
-            side = "src" if event == "send" else "dst"
+    if has_channel:
+        v = get("channel")
+        if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str:
+            channel = (v[0], v[1])
+        if channel is None or not channel[0] or not channel[1]:
+            channel = _field_channel(obj, path, line)  # raises, saying what is wrong
+        if end < 0:  # an apply: either end
+            if node not in channel:
+                raise _bad(
+                    f"an apply event of {show_id(node)} must have {show_id(node)} as the "
+                    f"channel's src or dst, got {show_chan(channel)}",
+                    path,
+                    line,
+                )
+        elif channel[end] != node:
             raise _bad(
-                f"a {event} event of {node} must have {node} as the channel's {side}, "
-                f"got {channel[0]} -> {channel[1]}",
+                f"a {event} event of {show_id(node)} must have {show_id(node)} as the "
+                f"channel's {'src' if end == 0 else 'dst'}, got {show_chan(channel)}",
                 path,
                 line,
             )
-    if event in ("send", "receive", "record_message", "internal"):
+    if kinds:
         msg = _field_msg(obj, path, line)
-        want = {"internal": ("internal",), "record_message": ("app", "marker")}.get(
-            str(event), ("app", "marker")
-        )
-        if msg[0] not in want:
+        if msg[0] not in kinds:
             raise _bad(f"a {event} event's 'msg' cannot be {{\"{msg[0]}\": ...}}", path, line)
-    if event in ("start_snapshot", "record_state", "record_message", "close_channel", "complete"):
+    if has_snapshot:
         snapshot = _field_snapshot(obj, path, line)
-    if event in ("record_state", "init") and "state" not in obj:
+    if needs_state and "state" not in obj:
         raise _bad(f"a {event} event needs 'state'", path, line)
     of = None
-    if event == "record_message" and "of" in obj:
-        of = _field_int(obj, "of", path, line, 1)
+    split = False
+    if linked:
+        if "of" in obj and linked != "split":
+            of = _field_int(obj, "of", path, line, 1)
+            if of >= seq:
+                raise _bad(
+                    f"'of' names the seq of an earlier event of {show_id(node)}, got {of} on "
+                    f"its event {seq}",
+                    path,
+                    line,
+                )
+        if "split" in obj and linked != "of":
+            if obj["split"] is not True and obj["split"] is not False:
+                raise _bad(f"'split' must be true or false, got {_dump(obj['split'])}", path, line)
+            split = bool(obj["split"])
+            if split and msg is not None and msg[0] != "app":
+                raise _bad("only an app message is split (a marker changes no state)", path, line)
+            if split and of is not None:
+                raise _bad(
+                    "a send with 'of' is the second half of its message (its apply came "
+                    "first), so it cannot be 'split' too",
+                    path,
+                    line,
+                )
     inputs = outputs = None
     if event == "init":
         if "inputs" in obj:
@@ -260,8 +364,8 @@ def parse_line(text: str, *, path: str = "<log>", line: int = 1) -> LogEvent:
     return LogEvent(
         node,
         seq,
-        str(event),
-        vc,
+        event,
+        None,
         channel,
         msg,
         snapshot,
@@ -273,7 +377,8 @@ def parse_line(text: str, *, path: str = "<log>", line: int = 1) -> LogEvent:
         of,
         inputs,
         outputs,
-    )
+        split,
+    ), vc
 
 
 def parse_log(data: str | bytes, *, path: str = "<log>") -> list[LogEvent]:
@@ -312,41 +417,69 @@ def read_log(path: Path) -> list[LogEvent]:
     return parse_log(read_log_bytes(path), path=str(path))
 
 
-def merge_logs(logs: Sequence[Sequence[LogEvent]]) -> list[LogEvent]:
-    """One total order of several logs, consistent with vector clocks and FIFO.
+class LogFile:
+    """One log file read an event at a time (memory: one chunk and one line), under
+    a byte budget shared with the run's other logs.
 
-    Each log keeps its own order.  An event is ready when every event its vector
-    clock depends on has been taken, and a receive when its channel has a sent
-    message not yet received.  Among ready heads the first log wins.  When no head
-    is ready (a receive of a message never sent), the first head is taken anyway
-    and the replay reports it.
-    """
-    if len(logs) == 1:
-        return list(logs[0])
-    queues = [list(reversed(log)) for log in logs]
-    taken: dict[str, int] = {}
-    in_flight: Counter[tuple[str, str]] = Counter()
-    out: list[LogEvent] = []
+    A last line without its newline (the writer stopped in the middle of it) is
+    :attr:`cut`; with ``tolerant`` it is dropped and said in :attr:`cut_reason`
+    (a crashed process's log), else it is parsed, and an error there is
+    ``RL-INPUT-LOG-LOST`` ("the last line is cut short")."""
 
-    def ready(ev: LogEvent) -> bool:
-        if ev.vc is not None:
-            for q, n in ev.vc:
-                if q != ev.node and taken.get(q, 0) < n:
-                    return False
-        return not (ev.event == "receive" and ev.channel and in_flight[ev.channel] <= 0)
+    def __init__(self, path: Path | str, budget: InputBudget, *, tolerant: bool) -> None:
+        self.path = str(path)
+        self.reader = LineReader(path, code=CODE, budget=budget, what="the log")
+        self.tolerant = tolerant
+        self.events = 0
+        self.cut_reason: str | None = None
 
-    while any(queues):
-        pick = next((q for q in queues if q and ready(q[-1])), None)
-        if pick is None:
-            pick = next(q for q in queues if q)
-        ev = pick.pop()
-        taken[ev.node] = ev.seq
-        if ev.channel is not None and ev.event == "send":
-            in_flight[ev.channel] += 1
-        elif ev.channel is not None and ev.event == "receive":
-            in_flight[ev.channel] -= 1
-        out.append(ev)
-    return out
+    @property
+    def progress(self) -> float:
+        return self.reader.progress
+
+    def next_event(self) -> LogEvent | None:
+        """The next event of the file (its ``vc`` as the line gives it), or None."""
+        got = self.next_clocked()
+        if got is None:
+            return None
+        ev, vc = got
+        return ev if vc is None else ev._replace(vc=vc)
+
+    def next_clocked(self) -> tuple[LogEvent, Mapping[str, int] | None] | None:
+        """The next event of the file without its clock, and its clock; None at the end."""
+        reader = self.reader
+        while True:
+            line = reader.next_line()
+            if line is None:
+                return None
+            no, raw = line
+            if reader.cut:
+                if self.tolerant:
+                    self.cut_reason = (
+                        f"the last line of {self.path} (line {no}) is cut short: its process "
+                        "stopped in the middle of writing it"
+                    )
+                    return None
+                try:
+                    got = self._parse(raw, no)
+                except InputError as exc:
+                    said = exc.message.removeprefix(f"{exc.path}:{exc.line}: ")
+                    raise InputError(
+                        f"the last line is cut short ({said}): the writer stopped in the "
+                        "middle of a line, so the log's end is lost",
+                        code="RL-INPUT-LOG-LOST",
+                        path=self.path,
+                        line=no,
+                    ) from None
+            else:
+                if not raw.strip():
+                    continue
+                got = self._parse(raw, no)
+            self.events += 1
+            return got
+
+    def _parse(self, raw: bytes, no: int) -> tuple[LogEvent, Mapping[str, int] | None]:
+        return parse_line_clock(raw, path=self.path, line=no)
 
 
 def dump_log(lines: Iterable[Mapping[str, Json]]) -> str:

@@ -459,14 +459,15 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " with the kit's trace generator",
        "https://apalache-mc.org/docs/adr/015adr-trace.html"),
     _E("RL-INPUT-LOG", _BAD, ("InputError",),
-       "an NDJSON event log is malformed: not UTF-8, not JSON, a field missing or of"
-       " the wrong type, or a node's seq that does not increase",
+       "an NDJSON event log is malformed: not UTF-8, not JSON, not text (a lone"
+       " surrogate), a field missing or of the wrong type, or a node's seq that does not"
+       " increase; or the logs of one run are larger together than --max-input",
        "fix the implementation's event logger so the line shown follows the log format",
        "docs/conformance.md, section “Judging an implementation” (Validating an event log)"),
     _E("RL-INPUT-LOG-CLOCK", _BAD, ("InputError",),
        "the vector clocks of event logs contradict the logs: vc[node] is not the event's"
-       " seq, a node's clock goes back, an event follows another without following all"
-       " that one follows, or a file holding several nodes puts an event before one its"
+       " seq, a node's clock goes back, a receive does not follow all that its message's"
+       " send followed, or a file holding several nodes puts an event before one its"
        " clock follows (lines ordered by wall clocks that disagree between processes)",
        "merge the clock each message carries on receipt (the recorder of"
        " docs/instrument.md does), and give one log per node rather than one file sorted"
@@ -475,8 +476,9 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
     _E("RL-INPUT-LOG-CONFLICT", _BAD, ("InputError",),
        "event logs contradict themselves or each other: a receive that matches no send,"
        " a send logged after the message it sent caused something (a happened-before"
-       " cycle), an init or end that is not a node's first or last event, or a"
-       " record_message that names an event that is not a receive on its channel",
+       " cycle), an init or end that is not a node's first or last event, a"
+       " record_message that names an event that is not a receive on its channel, or an"
+       " apply of an event that is not a split send or receive",
        "fix the instrumentation at the two lines the message names (docs/instrument.md,"
        " the table of common mistakes)",
        "docs/instrument.md"),

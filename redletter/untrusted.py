@@ -13,6 +13,10 @@ line, and must not be made to spend unbounded time or memory:
   converting is quadratic);
 - ``NaN`` and ``Infinity``, which the json module accepts but JSON does not.
 
+- a lone surrogate (``"\\ud800"``: half of a UTF-16 pair, which JSON's escapes can
+  spell but no text holds): refused with its line, so it never reaches a terminal or
+  a file as an encoding error.
+
 Nothing is evaluated: the result is plain JSON values.
 
 :func:`read_input` is the one way the kit reads a file a user named (a trace, an
@@ -24,6 +28,15 @@ in a folder someone else wrote (``found=True``: a directory given to
 ``cos418 judge --batch``) are read without following any link: a symbolic link
 is refused, unread, and so is a hard link that may name someone else's file
 (:func:`foreign_link`) when the kit runs as root.
+:class:`LineReader` reads such a file a line at a time (event logs of any length,
+in memory bounded by the longest line), under an :class:`InputBudget` shared by
+every file of one run.
+
+Text from outside is also *printed*: a node's name, a payload, a snapshot id.
+:func:`show_id`, :func:`show_json` and :func:`show_text` write it so that it can
+neither start a line of its own, nor move the cursor, reorder what is shown
+(bidirectional controls), hide (zero-width characters) or pass for another name
+(look-alike letters): see their docstrings.
 
 On the ground floor: it imports nothing of the kit but :mod:`redletter.errors`.
 """
@@ -36,21 +49,29 @@ import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from redletter.errors import InputError
 
 __all__ = [
     "MAX_DIGITS",
+    "MAX_LINE_BYTES",
+    "MAX_LOGS_TOTAL",
     "MAX_LOG_BYTES",
     "MAX_SMALL_BYTES",
     "MAX_TRACE_BYTES",
+    "InputBudget",
+    "LineReader",
     "check_regular",
     "decode_utf8",
     "foreign_link",
     "kind_of",
     "loads",
     "read_input",
+    "show_bytes",
+    "show_id",
+    "show_json",
+    "show_text",
 ]
 
 MAX_DIGITS: Final = 4000  #: the longest integer accepted (digits)
@@ -66,6 +87,11 @@ _MiB: Final = 1 << 20
 MAX_TRACE_BYTES: Final = 256 * _MiB
 #: NDJSON event logs: a few hundred bytes an event, so about a million events.
 MAX_LOG_BYTES: Final = 256 * _MiB
+#: Event logs read a line at a time (``conform validate``): the most read in one run,
+#: all files together.  Memory does not grow with it; time does (about 20 s a GiB).
+MAX_LOGS_TOTAL: Final = 4 * 1024 * _MiB
+#: The longest line :class:`LineReader` accepts (one event of an event log).
+MAX_LINE_BYTES: Final = 64 * _MiB
 #: COS 418 ``.top`` / ``.events`` / ``.snap`` files and spec/manifest.json: small
 #: text files written by hand or by a test harness (kilobytes).
 MAX_SMALL_BYTES: Final = 16 * _MiB
@@ -83,13 +109,14 @@ def _where(text: str, index: int) -> tuple[int, int]:
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
-def decode_utf8(data: bytes, *, path: str | None, code: str) -> str:
+def decode_utf8(data: bytes, *, path: str | None, code: str, line: int = 1) -> str:
     """``data`` as text, or an InputError at the line and column of the first byte
-    that is not UTF-8."""
+    that is not UTF-8 (``line``: the line ``data`` starts on in its file)."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        first = line
+        line = first + data.count(b"\n", 0, exc.start)
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise InputError(
             f"expected UTF-8 text, got a byte that is not UTF-8 (0x{data[exc.start]:02x})"
@@ -110,8 +137,24 @@ def loads(
 ) -> Any:
     """Parse JSON from outside the kit (see the module docstring).  ``line`` is the
     line ``data`` starts on in its file (for one line of an NDJSON file)."""
-    text = decode_utf8(data, path=path, code=code) if isinstance(data, bytes) else data
     first = line if line is not None else 1
+    # Text decoded here from UTF-8 holds no surrogate: strict decoding refuses them.
+    if isinstance(data, bytes):
+        decoded, text = True, decode_utf8(data, path=path, code=code, line=first)
+    else:
+        decoded, text = False, data
+    if len(text) <= max_digits and "\\u" not in text:
+        # The common case, at C speed: no integer can be too long, no escape can
+        # spell a surrogate.  Anything the fast scan refuses is parsed again below,
+        # for the located error.
+        try:
+            value, end = _SCAN(text, 0)
+        except Exception:  # the slow path below names the problem
+            value, end = None, -1
+        if (end == len(text) or (end > 0 and text[end:].isspace())) and (
+            decoded or not _SURROGATE.search(text)
+        ):
+            return value
 
     def parse_int(digits: str) -> int:
         if len(digits.lstrip("-")) > max_digits:
@@ -122,7 +165,12 @@ def loads(
         raise _Refused(f"{name} is not JSON")
 
     try:
-        return json.loads(text, parse_int=parse_int, parse_constant=parse_constant)
+        # An integer longer than max_digits needs a text longer than that: only then is
+        # every integer checked in Python (the C parser is several times faster).
+        if len(text) > max_digits:
+            value = json.loads(text, parse_int=parse_int, parse_constant=parse_constant)
+        else:
+            value = json.loads(text, parse_constant=parse_constant)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"not JSON: {exc.msg} (column {exc.colno})",
@@ -140,6 +188,65 @@ def loads(
         raise InputError(
             "not JSON the kit accepts: nested too deeply", code=code, path=path, line=first
         ) from None
+    if _SURROGATE.search(text) or (
+        "\\u" in text and _SURROGATE_ESCAPE.search(text) and _holds_surrogate(value)
+    ):
+        lone = next((m for m in _SURROGATE_ESCAPE.finditer(text) if _lone_at(text, m)), None)
+        at = lone.start() if lone is not None else _SURROGATE.search(text).start()  # type: ignore[union-attr]
+        shown = lone.group(0) if lone is not None else f"\\u{ord(text[at]):04x}"
+        raise InputError(
+            f"not text the kit accepts: a lone surrogate {shown} (half of a UTF-16 pair, which "
+            "no Unicode text holds) in a string; write the character itself, or both halves "
+            "of its pair",
+            code=code,
+            path=path,
+            line=first + _where(text, at)[0] - 1,
+        )
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not JSON")
+
+
+#: The C scanner of the json module, refusing NaN and Infinity (see :func:`loads`).
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = cast(
+    Any, json.JSONDecoder(parse_constant=_refuse_constant)
+).scan_once
+
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _holds_surrogate(value: Any) -> bool:
+    """Whether a decoded JSON value holds a lone surrogate anywhere (a key or a
+    string); a pair of escapes that makes one character does not."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if _SURROGATE.search(v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def _lone_at(text: str, m: re.Match[str]) -> bool:
+    """Whether the surrogate escape ``m`` in ``text`` is not half of a pair (a
+    backslash before it may escape it: then it is no escape at all)."""
+    backslashes = len(text[: m.start()]) - len(text[: m.start()].rstrip("\\"))
+    if backslashes % 2:
+        return False
+    unit = int(m.group(0)[2:], 16)
+    if unit < 0xDC00:  # a high half: a low one must follow
+        nxt = text[m.end() : m.end() + 6]
+        return not re.fullmatch(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}", nxt)
+    prev = text[max(0, m.start() - 6) : m.start()]
+    return not re.fullmatch(r"\\u[dD][89abAB][0-9a-fA-F]{2}", prev)
 
 
 # --------------------------------------------------------------------------- files
@@ -313,3 +420,199 @@ def read_input(
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def show_bytes(n: int) -> str:
+    """``4 GiB``, ``256 MiB`` or ``1000 bytes``: a bound in words."""
+    if n % (1024 * _MiB) == 0:
+        return f"{n // (1024 * _MiB)} GiB"
+    return _show_bytes(n)
+
+
+# ------------------------------------------------------------------ reading by lines
+
+
+class InputBudget:
+    """The most bytes one run reads from all the files it is given together: each
+    :class:`LineReader` spends from it, and going past it is an :class:`InputError`
+    naming the file that did (exit 5), before the bytes are parsed."""
+
+    def __init__(self, limit: int, *, code: str, hint: str = "") -> None:
+        self.limit, self.code, self.hint = limit, code, hint
+        self.spent = 0  #: bytes read
+        self.planned = 0  #: the sizes of the files opened, when they were opened
+
+    def plan(self, size: int, path: str, what: str) -> None:
+        """A file of ``size`` bytes is opened: refuse it at once when the files
+        opened so far already hold more than the bound."""
+        self.planned += size
+        self._check(self.planned, path, what)
+
+    def spend(self, n: int, path: str, what: str) -> None:
+        """``n`` more bytes were read (a file that grows is caught here)."""
+        self.spent += n
+        self._check(self.spent, path, what)
+
+    def _check(self, total: int, path: str, what: str) -> None:
+        if total > self.limit:
+            raise InputError(
+                f"{what} brings the input to more than {show_bytes(self.limit)} in all, the "
+                "most the kit reads in one run (a bound that keeps a runaway input from "
+                "running for hours); check that these are the files you meant"
+                + (f", or {self.hint}" if self.hint else ""),
+                code=self.code,
+                path=path,
+            )
+
+
+class LineReader:
+    """One file read a line at a time, as :func:`read_input` reads a whole one: a
+    regular file only, every problem an :class:`InputError` (``code``) naming it.
+
+    The file is opened for each chunk it reads and closed again, so that a run can
+    read thousands of files side by side without running out of file descriptors;
+    memory holds one chunk and the longest line (at most :data:`MAX_LINE_BYTES`).
+    :meth:`next_line` returns ``(number, bytes)`` without the newline, or ``None``
+    at the end; a last line without its newline is returned with :attr:`cut` set.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        code: str,
+        budget: InputBudget,
+        what: str = "the file",
+        chunk: int = 1 << 18,
+    ) -> None:
+        self.path, self.code, self.budget, self.what = str(path), code, budget, what
+        self.chunk = chunk
+        self.offset = 0  # bytes read so far
+        self.line = 0  # the number of the last line returned
+        self.cut = False  # the last line returned had no newline (the writer stopped)
+        self.size = 0
+        self.consumed = 0  # bytes of the lines returned
+        self._rest = b""  # a line not yet ended
+        self._lines: list[bytes] = []
+        self._i = 0
+        self._eof = False
+        try:
+            st = os.stat(self.path)
+        except OSError as exc:
+            raise InputError(_cannot_read(exc, what), code=code, path=self.path) from None
+        kind = kind_of(st.st_mode)
+        if kind is not None:
+            raise _not_regular(kind, code=code, what=what, path=self.path)
+        self.size = st.st_size
+        budget.plan(st.st_size, self.path, what)
+
+    def _fill(self) -> bool:
+        """Read the next chunk and split it into lines; False at the end of the file."""
+        if self._eof:
+            return False
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
+        try:
+            fd = os.open(self.path, flags)
+        except OSError as exc:
+            raise InputError(_cannot_read(exc, self.what), code=self.code, path=self.path) from None
+        try:
+            kind = kind_of(os.fstat(fd).st_mode)
+            if kind is not None:
+                raise _not_regular(kind, code=self.code, what=self.what, path=self.path)
+            try:
+                data = os.pread(fd, self.chunk, self.offset)
+            except OSError as exc:
+                raise InputError(
+                    _cannot_read(exc, self.what), code=self.code, path=self.path
+                ) from None
+        finally:
+            os.close(fd)
+        if not data:
+            self._eof = True
+            return False
+        self.budget.spend(len(data), self.path, self.what)
+        self.offset += len(data)
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()  # after the last newline: the start of the next line
+        if len(self._rest) > MAX_LINE_BYTES:
+            raise InputError(
+                f"{self.what} has a line longer than {show_bytes(MAX_LINE_BYTES)}: one "
+                "event is never that long (is this the file you meant?)",
+                code=self.code,
+                path=self.path,
+                line=self.line + len(lines) + 1,
+            )
+        self._lines = lines
+        self._i = 0
+        return True
+
+    def next_line(self) -> tuple[int, bytes] | None:
+        """The next line (its number and its bytes, without the newline), or None."""
+        while self._i >= len(self._lines):
+            if not self._fill():
+                if self._rest:
+                    raw, self._rest = self._rest, b""
+                    self.line += 1
+                    self.cut = True
+                    return self.line, raw
+                return None
+        raw = self._lines[self._i]
+        self._i += 1
+        self.line += 1
+        self.consumed += len(raw) + 1
+        return self.line, raw
+
+    @property
+    def progress(self) -> float:
+        """The share of the file returned so far (0 to 1)."""
+        return self.consumed / self.size if self.size else 1.0
+
+
+# ------------------------------------------------------------------ printing outside text
+
+#: A name printed as it is: ASCII letters, digits and ``_ . @ / + -``.
+_PLAIN_ID: Final = re.compile(r"[A-Za-z0-9_.@/+\-]+")
+
+# Characters that a terminal or a viewer acts on or does not show: C0 and C1
+# controls and DEL; the bidirectional marks, embeddings, overrides and isolates;
+# zero-width and invisible characters (joiners, the BOM, word joiner, invisible
+# operators, soft hyphen, Hangul fillers, Braille blank, variation selectors and
+# tags); line and paragraph separators; every space but the plain one; private use.
+_HIDDEN: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\xa0\xad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f"
+    "\u2000-\u200f\u2028-\u202f\u205f-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff"
+    "\uffa0\ufff0-\ufffb\ue000-\uf8ff\U000e0000-\U000e0fff\U000f0000-\U0010ffff]"
+)
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = ord(m.group(0))
+    return f"\\x{c:02x}" if c < 0x100 else (f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}")
+
+
+def show_text(text: str) -> str:
+    """``text`` with every character :data:`_HIDDEN` names written as an escape
+    (``\\x1b``, ``\\u200b``): for text quoted in the kit's own lines (a path, a
+    message) that may come from outside.  A newline becomes ``\\x0a``, so one line
+    stays one."""
+    return _HIDDEN.sub(_escape_char, text)
+
+
+def show_id(name: str) -> str:
+    """A name from outside (a node, a channel's end), as the kit prints it: as it is
+    when it is plain ASCII (``p1``, ``north``, ``10.0.0.7``), else as a JSON string
+    with every character outside printable ASCII escaped (``"Z\\u00fcrich"``,
+    ``"p\\u0430ris"``): quoted, it cannot pass for the kit's own words or start a
+    line, and two names that differ never print alike (a Cyrillic a is not a Latin
+    one, a zero-width space is seen)."""
+    if _PLAIN_ID.fullmatch(name):
+        return name
+    return json.dumps(name, ensure_ascii=True)
+
+
+def show_json(value: Any) -> str:
+    """A JSON value from outside (a payload, a state, a snapshot id), as the kit
+    prints it: ``3``, ``"hi"``, ``{"a": [1, 2]}``; strings keep their printable
+    letters of any script, and every character :func:`show_text` escapes is written
+    as a JSON escape."""
+    return _HIDDEN.sub(_escape_char, json.dumps(value, separators=(", ", ": "), ensure_ascii=False))

@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from redletter.conformance.eventlog import dump_log, merge_logs, parse_log, read_log
+from redletter.conformance.eventlog import dump_log, parse_log, read_log
 from redletter.conformance.judges.log import validate, validate_files
+from redletter.conformance.judges.runlog import validate_run_files
+from redletter.conformance.logcheck import merge_logs
 from redletter.conformance.nodes.mutants import MUTANTS
 from redletter.conformance.nodes.reference import ReferenceNode
 from redletter.conformance.walks import drive_and_log, model_walk
@@ -105,7 +107,7 @@ def test_marker_after_app_fails_at_the_overtaking_send() -> None:
         ),
         (
             '{"node":"p1","seq":2,"event":"jump"}',
-            "bad.ndjson:2: 'event' must be one of send, receive, internal, start_snapshot, "
+            "bad.ndjson:2: 'event' must be one of send, receive, apply, internal, start_snapshot, "
             'record_state, record_message, close_channel, complete, init, end, got "jump"',
         ),
         (
@@ -208,13 +210,20 @@ def test_a_snapshot_left_open_is_never_a_pass_in_a_model(tmp_path: Path, ended: 
         p2.close()
     v = validate_files(_cfg("MCToken2"), [tmp_path / "p1.ndjson", tmp_path / "p2.ndjson"])
     assert v.verdict == ("fail" if ended else "unknown"), v.explain()
-    assert v.notes[-1] == (
-        "snapshot 1 never completes although every log ends with its end event "
-        "(SnapshotsComplete: every started snapshot completes): a liveness failure"
-        if ended
-        else "snapshot 1 is not complete when the logs end, and the log of p1, p2 has no end "
-        "event (a process that crashed, or a log cut short): whether it completes is not known"
-    )
+    if ended:
+        assert v.case == "a complete run"
+        assert v.divergence is not None and v.divergence.kind == "liveness"
+        assert v.divergence.model_did == (
+            "snapshot 1 never completes, and the logs hold the whole run (SnapshotsComplete: "
+            "every started snapshot completes)"
+        )
+    else:
+        assert v.case == "cut inside a snapshot"
+        assert v.notes[0] == (
+            "snapshot 1 is not complete when the logs end, and the log of p1, p2 has no end "
+            "event (a process that crashed, or a log cut short): whether it completes is not "
+            "known"
+        )
 
 
 def _cut(tmp_path: Path, name: str, i: int, j: int, end: bool = False) -> list[Path]:
@@ -260,11 +269,12 @@ def test_a_log_cut_inside_a_step_owes_its_records_unknown_and_fails_when_whole(
     assert [s.message for s in v.snapshots] == [
         "snapshot 1: not judged: p1's log ends without its end event before it logs its part"
     ]
-    assert v.notes == (
+    assert v.notes[0] == (
         f"{paths[0]}:2: p1's log ends in the step of p1 receive marker 1 on p2 -> p1, where "
         "the model completes snapshot 1 at p1; its log has no end event (a process that "
-        "crashed, or a log cut short): whether it would have is not known",
+        "crashed, or a log cut short): whether it would have is not known"
     )
+    assert v.case == "cut inside a snapshot"
     for whole in (
         validate_files(cfg, paths, whole_run=True),
         validate_files(cfg, _cut(tmp_path, "reference", 5, 8, end=True)),
@@ -309,4 +319,31 @@ def test_a_report_that_contradicts_the_record_lines_fails_in_a_model(tmp_path: P
         f"records [1]; p2's report of it ({tmp_path}/p2.ndjson:8) gives p1 -> p2 as [], but "
         f"its record_message lines record [1] ({tmp_path}/p2.ndjson:5 ...): it reports what "
         "it did not record"
+    )
+
+
+def test_a_run_without_a_snapshot_is_unknown_in_a_model_too(tmp_path: Path) -> None:
+    """The issue's run: cut before any snapshot, the model judge said pass ("6 events
+    replayed in the model"); a verdict about snapshots with none is vacuous."""
+    paths = _cut(tmp_path, "reference", 1, 0)
+    for v in (validate_files(_cfg("MCToken2"), paths), validate_run_files(paths)):
+        assert (str(v.verdict), v.case) == ("unknown", "no snapshot to judge"), v.explain()
+        assert "no snapshot in the logs: nothing to judge (start one in the run)" in v.notes
+
+
+def test_a_model_refuses_a_message_in_two_halves(tmp_path: Path) -> None:
+    from redletter.conformance.adapters.instrument import Recorder
+
+    p1 = Recorder("p1", tmp_path / "p1.ndjson")
+    change = p1.send_change("p2", 1, state=1)
+    p1.send_app("p2", 1, change=change)
+    p1.close()
+    with pytest.raises(InputError) as err:
+        validate_files(_cfg("MCToken2"), [tmp_path / "p1.ndjson"])
+    assert err.value.message == (
+        f"{tmp_path}/p1.ndjson:1: p1 apply app 1 on p1 -> p2: the model MCToken2 takes a send "
+        "or a receipt as one step, so it cannot replay a message whose state change is logged "
+        "on its own (an apply event, or a split send or receive); judge the logs on their own "
+        "run instead, without a model, which judges both halves: .venv/bin/redletter conform "
+        "validate --from-log LOG..."
     )

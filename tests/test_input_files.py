@@ -23,6 +23,7 @@ from redletter.manifest import load_manifest
 from redletter.render.teach import seed_schedule
 from redletter.untrusted import (
     MAX_LOG_BYTES,
+    MAX_LOGS_TOTAL,
     MAX_SMALL_BYTES,
     MAX_TRACE_BYTES,
     check_regular,
@@ -143,12 +144,25 @@ def test_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_an_event_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Event logs are read a line at a time (memory does not grow with them), under
+    one bound on all the logs of a run together (time does)."""
+    total = (
+        "the log brings the input to more than {} in all, the most the kit reads in one run"
+        " (a bound that keeps a runaway input from running for hours); check that these are"
+        " the files you meant, or raise the bound with --max-input"
+    )
     for path, message in (
         (_fifo(tmp_path / "fifo.ndjson"), f"the log {FIFO}"),
-        (_sparse(tmp_path / "big.ndjson", MAX_LOG_BYTES + 1), _large("the log", "256 MiB")),
+        (_sparse(tmp_path / "big.ndjson", MAX_LOGS_TOTAL + 1), total.format("4 GiB")),
     ):
-        assert main(["conform", "validate", "MCToken2", str(path), "--root", str(ROOT)]) == 5
-        assert _error(capsys) == f"error[RL-INPUT-LOG]: {path}: {message}"
+        for model in (["MCToken2"], []):
+            argv = ["conform", "validate", *model, str(path), "--root", str(ROOT)]
+            assert main(argv) == 5
+            assert _error(capsys) == f"error[RL-INPUT-LOG]: {path}: {message}"
+    # four logs each far under the bound, together over it (the issue's OOM-killed run)
+    logs = [_sparse(tmp_path / f"p{i}.ndjson", 300 << 10) for i in range(4)]
+    assert main(["conform", "validate", *map(str, logs), "--max-input", "1M"]) == 5
+    assert _error(capsys) == f"error[RL-INPUT-LOG]: {logs[3]}: {total.format('1 MiB')}"
 
 
 def test_a_cos418_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -100,7 +100,7 @@ def test_a_correct_run_passes_with_its_own_names_payloads_and_ids(tmp_path: Path
     v = _judge(tmp_path, a, b)
     assert v.verdict == "pass", v.explanation()
     assert v.explanation().splitlines() == [
-        "pass: 18 events of 2 processes judged on their own run (no model)",
+        "pass: 18 events of 2 processes judged on their own run (no model): a complete run",
         'snapshot "s": complete, consistent (Lemma 0 and Lemma 1 hold on this run), '
         "recorded as EWD 864 says",
     ]
@@ -177,7 +177,7 @@ def test_a_message_sent_between_recording_and_the_marker_fails_naming_the_rule(
     assert [d.kind for d in v.divergences] == ["red-letter-order", "Lemma0"]
     assert v.explanation().splitlines()[2:] == [
         "1 more:",
-        f"  {tmp_path}/bo.ndjson:2: Lemma0 (snapshot 1): bo receive app 3 on ann -> bo",
+        f"  Lemma0 (snapshot 1): {tmp_path}/bo.ndjson:2: bo receive app 3 on ann -> bo",
         "snapshot 1: wrong: it breaks Lemma0 and Lemma1",
     ]
 
@@ -396,7 +396,8 @@ def test_a_crashed_run_is_unknown_never_pass(tmp_path: Path) -> None:
     v = validate_run_files([one, tmp_path / "bo.ndjson"])
     assert v.verdict == "unknown", v.explanation()
     assert v.explanation().splitlines() == [
-        "unknown: 1 events of 1 processes judged on their own run (no model)",
+        "unknown: 1 events of 1 processes judged on their own run (no model): cut inside a "
+        "snapshot",
         "snapshot 1: never completes: ann never recorded its state",
         "the channels are read from the traffic (no init event lists every node's inputs "
         "and outputs): a channel that carried nothing is not known",
@@ -466,10 +467,12 @@ def test_a_run_without_a_snapshot_is_unknown(tmp_path: Path) -> None:
     assert "no snapshot in the logs: nothing to judge (start one in the run)" in v.notes
 
 
-def test_the_application_invariant_is_checked_when_named(tmp_path: Path) -> None:
+def _bo_makes_money(pay: Any) -> tuple[list[Ev], list[Ev]]:
+    """ann sends bo 5 (``pay``) and bo's app counts 6: the snapshot is consistent,
+    and the application's total is not."""
     a = [
         init(5, ["bo"], ["bo"]),
-        send("ann", "bo", {"amount": 5}, 0),
+        send("ann", "bo", pay, 0),
         start(1),
         rstate(1, 0),
         msend("ann", "bo", 1),
@@ -478,17 +481,27 @@ def test_the_application_invariant_is_checked_when_named(tmp_path: Path) -> None
     ]
     b = [
         init(0, ["ann"], ["ann"]),
-        recv("ann", "bo", {"amount": 5}, 6),  # bo's app makes money
+        recv("ann", "bo", pay, 6),  # bo's app makes money
         mrecv("ann", "bo", 1),
         rstate(1, 6),
         msend("bo", "ann", 1),
         complete(1),
     ]
+    return a, b
+
+
+def test_the_application_invariant_is_checked_when_named(tmp_path: Path) -> None:
+    a, b = _bo_makes_money({"amount": 5})
     assert _judge(tmp_path, a, b).verdict == "pass"
     v = _judge(tmp_path, a, b, invariant=conserved_sum("amount"))
     assert v.verdict == "fail"
-    assert v.divergence is not None and v.divergence.model_did == (
-        "snapshot 1: the snapshot holds a total of 6 (states 6, channels 0); the run started with 5"
+    # the finding points at the event where the run's own total first changed
+    assert v.divergence is not None
+    assert f"{v.divergence.path}:{v.divergence.line}" == f"{tmp_path}/bo.ndjson:2"
+    assert v.divergence.model_did == (
+        "snapshot 1: the snapshot holds a total of 6 (states 6, channels 0); the run started "
+        "with 5; the run's own total (the states and the messages in flight) first changes "
+        "here, from 5 to 6"
     )
 
 
@@ -560,7 +573,7 @@ def test_the_command_judges_without_a_model_by_default(
     paths = [str(_write(tmp_path, "ann", ANN_SENDS_M)), str(_write(tmp_path, "bo", b))]
     assert main(["conform", "validate", *paths]) == 0
     assert capsys.readouterr().out.splitlines()[0] == (
-        "pass: 16 events of 2 processes judged on their own run (no model)"
+        "pass: 16 events of 2 processes judged on their own run (no model): a complete run"
     )
     assert main(["conform", "validate", "--from-log", *paths]) == 0
     (tmp_path / "bo.ndjson").write_bytes(b"")
@@ -773,5 +786,299 @@ def test_the_command_options(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         "error[RL-INPUT-USAGE]: --conserved-sum applies to the judge without a model; with "
         "the model MCToken2, the model's own invariants apply"
     )
-    assert main(["conform", "validate", "--conserved-sum", "a/b", *paths]) == 5
+    assert main(["conform", "validate", "--conserved-sum=a/b", *paths]) == 5
     assert "a field name is 1 to 100 letters, digits or '_'" in capsys.readouterr().err
+
+
+def test_conserved_sum_without_a_field_counts_numbers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """States and payloads that are numbers need no FIELD; the option takes one only
+    when the word after it is a field name, not a log."""
+    a, b = _bo_makes_money(5)
+    paths = [str(_write(tmp_path, "ann", a)), str(_write(tmp_path, "bo", b))]
+    assert main(["conform", "validate", *paths]) == 0
+    for argv in (
+        ["--conserved-sum", *paths],
+        [*paths, "--conserved-sum"],
+        ["--conserved-sum", "--whole-run", *paths],
+    ):
+        capsys.readouterr()
+        assert main(["conform", "validate", *argv]) == 1, argv
+        out = capsys.readouterr().out.splitlines()
+        assert out[1] == (
+            f"invariant: {tmp_path}/bo.ndjson:2: bo receive app 5 on ann -> bo: snapshot 1: the "
+            "snapshot holds a total of 6 (states 6, channels 0); the run started with 5; the "
+            "run's own total (the states and the messages in flight) first changes here, from "
+            "5 to 6"
+        )
+
+
+# --------------------------------------------------------------------------- two halves
+
+
+def _pair(d: Path) -> tuple[Recorder, Recorder]:
+    ann, bo = Recorder("ann", d / "ann.ndjson"), Recorder("bo", d / "bo.ndjson")
+    ann.init(10, inputs=["bo"], outputs=["bo"])
+    bo.init(0, inputs=["ann"], outputs=["ann"])
+    return ann, bo
+
+
+def _closed_and_judged(d: Path, ann: Recorder, bo: Recorder, ok: bool, rule: str) -> Any:
+    """Close both logs and judge them (with the money conserved): a pass when ``ok``,
+    else a fail whose first finding is ``rule``."""
+    ann.close()
+    bo.close()
+    v = validate_run_files([d / "ann.ndjson", d / "bo.ndjson"], invariant=conserved_sum(None))
+    assert v.verdict == ("pass" if ok else "fail"), v.explanation()
+    assert ok or (v.divergence is not None and v.divergence.kind == rule), v.explanation()
+    return v
+
+
+@pytest.mark.parametrize("straddle", [False, True])
+def test_a_send_whose_debit_comes_before_its_write(tmp_path: Path, straddle: bool) -> None:
+    """ann debits 3, then (a sleep) writes the transfer.  Correct: the write goes
+    before ann's red letter.  The bug: ann records and sends its red letter in
+    between, so the transfer is written after the cut while its debit is before:
+    the snapshot loses 3."""
+    ann, bo = _pair(tmp_path)
+    change = ann.send_change("bo", 3, state=7)  # the debit
+    if not straddle:
+        c = ann.send_app("bo", 3, change=change)  # the write, before the red letter
+    ann.start_snapshot(1)
+    ann.record_state(1, 7)
+    m = ann.send_marker("bo", 1)
+    if straddle:
+        c = ann.send_app("bo", 3, change=change)  # BUG: after the red letter
+    if not straddle:
+        bo.receive_app("ann", 3, c, state=3)
+    bo.receive_marker("ann", 1, m)
+    bo.record_state(1, 3 if not straddle else 0)
+    m2 = bo.send_marker("ann", 1)
+    bo.complete(1, channels={"ann": []})
+    if straddle:
+        bo.receive_app("ann", 3, c, state=3)
+    ann.receive_marker("bo", 1, m2)
+    ann.complete(1, channels={"bo": []})
+    v = _closed_and_judged(tmp_path, ann, bo, not straddle, "straddling-send")
+    if not straddle:
+        return
+    assert v.divergence.describe() == (
+        f"{tmp_path}/ann.ndjson:5: ann send marker 1 on ann -> bo: ann changed its state for 3 "
+        f"on ann -> bo ({tmp_path}/ann.ndjson:2) before recording its state "
+        f"({tmp_path}/ann.ndjson:4) and writes that message only after this red letter: the "
+        "recorded state has sent a message that the channel's stream puts after the cut, so "
+        "the snapshot loses it; EWD 864: “each buffer from a red machine to a white one "
+        "contains precisely 1 red letter”: a red machine sends its red letter over each "
+        "output buffer before any other message on it"
+    )
+    assert [d.kind for d in v.divergences] == ["straddling-send", "Lemma0", "invariant"]
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_a_send_written_before_its_debit(tmp_path: Path, early: bool) -> None:
+    """ann writes the transfer, then debits.  Correct: the debit comes before ann
+    records.  The bug: ann records in between, so the transfer is before the red
+    letter on the channel while its debit is after the recording: money made."""
+    ann, bo = _pair(tmp_path)
+    c = ann.send_app("bo", 3, split=True)  # the write
+    if not early:
+        ann.apply(c["ann"], state=7)  # the debit, before recording
+    ann.start_snapshot(1)
+    ann.record_state(1, 7 if not early else 10)
+    if early:
+        ann.apply(c["ann"], state=7)  # BUG: the debit after the recording
+    m = ann.send_marker("bo", 1)
+    bo.receive_app("ann", 3, c, state=3)
+    bo.receive_marker("ann", 1, m)
+    bo.record_state(1, 3)
+    m2 = bo.send_marker("ann", 1)
+    bo.complete(1)
+    ann.receive_marker("bo", 1, m2)
+    ann.complete(1)
+    v = _closed_and_judged(tmp_path, ann, bo, not early, "red-letter-order")
+    if not early:
+        return
+    assert v.divergence.model_did.startswith(
+        f"ann writes this message on ann -> bo before red letter 1 ({tmp_path}/ann.ndjson:6), "
+        f"but changes its state for it at {tmp_path}/ann.ndjson:5, after recording its state "
+        f"for snapshot 1 ({tmp_path}/ann.ndjson:4): the recorded state has not sent it"
+    )
+    assert "invariant" in [d.kind for d in v.divergences]
+
+
+@pytest.mark.parametrize("held", ["applied", "recorded", "lost"])
+def test_a_message_taken_in_now_and_applied_later(tmp_path: Path, held: str) -> None:
+    """bo takes ann's 3 in, and applies it later.  Correct: it applies it before
+    recording, or it records it in the channel's stream (it is still in the
+    channel, from the state's side).  The bug: neither: the snapshot loses 3."""
+    ann, bo = _pair(tmp_path)
+    c = ann.send_app("bo", 3, state=7)
+    seq = bo.receive_app("ann", 3, c, split=True)  # taken in, not applied
+    if held == "applied":
+        bo.apply(seq, state=3)
+    ann.start_snapshot(1)
+    ann.record_state(1, 7)
+    m = ann.send_marker("bo", 1)
+    bo.receive_marker("ann", 1, m)
+    bo.record_state(1, 3 if held == "applied" else 0)
+    if held == "recorded":
+        bo.record_message(1, "ann", 3, of=seq)
+    m2 = bo.send_marker("ann", 1)
+    if held != "applied":
+        bo.apply(seq, state=3)  # applied after the recording
+    bo.complete(1)
+    ann.receive_marker("bo", 1, m2)
+    ann.complete(1)
+    v = _closed_and_judged(tmp_path, ann, bo, held != "lost", "missing-record")
+    if held != "lost":
+        return
+    assert v.divergence.describe() == (
+        f"{tmp_path}/bo.ndjson:2: bo receive app 3 on ann -> bo: bo does not record this "
+        f"message of ann -> bo in snapshot 1: bo took it in before recording its state "
+        f"({tmp_path}/bo.ndjson:4) and applied it only after, so its recorded state does not "
+        "hold it, and the channel's record must; EWD 864: “each red machine records for each "
+        "of its input buffers the stream of messages that it receives from that buffer as "
+        "long as the latter is white”"
+    )
+
+
+# --------------------------------------------------------------------------- the docs
+
+
+def _section(title: str) -> str:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "instrument.md").read_text("utf-8")
+    start = doc.index(f"\n## {title}\n")
+    return doc[start : doc.index("\n## ", start + 1)]
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("|") and not line.startswith("|---")
+    ]
+    return rows[1:]  # the header
+
+
+def test_the_cut_rule_is_stated_once_in_the_docs_word_for_word() -> None:
+    """docs/instrument.md's table of the cut rule spells each case as the summary
+    line ends (logcheck.CASES, which both judges print)."""
+    import re
+
+    from redletter.conformance.logcheck import CASES
+
+    rows = _table_rows(_section("The verdict, and what a cut log can show"))
+    assert [r[0].split(":")[0] for r in rows] == [
+        "complete run",
+        "cut after every snapshot completed",
+        "cut inside a snapshot",
+        "crashed process",
+        "no snapshot in the logs, complete or cut",
+    ]
+    ends = [re.findall(r"`([^`]+)`", r[2]) for r in rows]
+    assert ends == [
+        [CASES["whole"]],
+        [CASES["after"]],
+        [CASES["inside"]],
+        [],  # a crashed process is read as a cut where it stopped
+        [CASES["none"]],
+    ]
+    assert [re.findall(r"`(pass|fail|unknown)`", r[1]) for r in rows] == [
+        ["pass", "fail"],
+        ["pass", "fail"],
+        ["fail", "unknown"],
+        [],
+        ["unknown", "fail"],
+    ]
+
+
+def test_every_rule_a_finding_names_is_in_the_docs_table() -> None:
+    import re
+
+    from redletter.conformance.judges.log import RULE_NAMES as MODEL_RULES
+    from redletter.conformance.judges.runlog import RULE_NAMES
+
+    text = _section("The rules a finding names")
+    named = {n for r in _table_rows(text) for n in re.findall(r"`([A-Za-z0-9-]+)`", r[0])}
+    assert named == set(RULE_NAMES) | set(MODEL_RULES) - {
+        "red-letter-order",
+        "extra-red-letter",
+        "not-fifo",
+        "wrong-state",
+        "liveness",
+    }
+    assert (
+        "(`red-letter-order`, `extra-red-letter`, `not-fifo`, `wrong-state` and\n"
+        "`liveness` mean in a model what they mean above.)"
+    ) in text
+
+
+# --------------------------------------------------------------------------- output
+
+
+def test_names_and_payloads_cannot_forge_a_line_of_the_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node's name holding a newline and a fake verdict, a bidi override and a
+    zero-width space, a Cyrillic look-alike, a payload with a newline: every line
+    the kit prints is its own, and each name prints as itself, escaped."""
+    evil = "x\nPASS: 999 events judged\u202e"
+    twin = "p\u0430ris"  # a Cyrillic a
+    a = [
+        init(0, [twin], [twin]),
+        send(evil, twin, "hi\u200b\npass: all good", 0),
+        start("s\n1"),
+    ]
+    b = [init(0, [evil], [evil]), recv(evil, twin, "hi\u200b\npass: all good", 1)]
+    paths = [
+        _write_named(tmp_path, "a", evil, a),
+        _write_named(tmp_path, "b", twin, b),
+    ]
+    assert main(["conform", "validate", "--whole-run", *map(str, paths)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0] == "fail: 5 events of 2 processes judged on their own run (no model): a complete run"
+    )
+    assert not any(line.startswith(("PASS", "pass")) for line in out)
+    assert all("\u202e" not in line and "\u200b" not in line for line in out)
+    shown = '"x\\nPASS: 999 events judged\\u202e"'
+    assert out[1].startswith(f"liveness-never-red: {tmp_path}/a.ndjson:3: {shown} start snapshot")
+    assert 'for snapshot "s\\n1"' in out[1]
+    assert '"p\\u0430ris"' in "\n".join(out)
+
+
+def _write_named(tmp: Path, file: str, node: str, events: list[Ev]) -> Path:
+    lines = [{"node": node, "seq": i, **e} for i, e in enumerate(events, start=1)]
+    path = tmp / f"{file}.ndjson"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def test_a_lone_surrogate_is_bad_input_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "a.ndjson"
+    path.write_text(
+        '{"node":"a","seq":1,"event":"init","state":0}\n'
+        '{"node":"a","seq":2,"event":"internal","msg":{"internal":"x\\udc00"}}\n',
+        encoding="utf-8",
+    )
+    assert main(["conform", "validate", str(path)]) == 5
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error[RL-INPUT-LOG]: {path}:2: not text the kit accepts: a lone surrogate \\udc00 "
+        "(half of a UTF-16 pair, which no Unicode text holds) in a string; write the "
+        "character itself, or both halves of its pair"
+    )
+
+
+def test_no_line_is_printed_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's run with --whole-run: a snapshot that never completes, said once
+    as the liveness finding and once as the snapshot's line, never twice."""
+    b = _recording_bo([rmsg(1, "ann", "bo", "m")])  # ann never sends its red letter
+    a = [x for x in ANN_SENDS_M if x.get("msg") != {"marker": 1} or x["event"] != "send"]
+    paths = [str(_write(tmp_path, "ann", a, end=False)), str(_write(tmp_path, "bo", b, end=False))]
+    assert main(["conform", "validate", "--whole-run", *paths]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(set(out)), out
+    assert out[0].endswith(": a complete run")

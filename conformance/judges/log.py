@@ -30,11 +30,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias, cast
+from typing import Final, TypeAlias, cast
 
 from redletter.conformance import protocol as p
-from redletter.conformance.eventlog import ACTIONS, LogEvent, SnapshotId, merge_logs, show
-from redletter.conformance.logcheck import check_logs, read_logs, require_events
+from redletter.conformance.eventlog import ACTIONS, LogEvent, SnapshotId, show
+from redletter.conformance.logcheck import MAX_LOGS_TOTAL, Ending, LogMerge, require_events, settle
 from redletter.conformance.verdict import Divergence, Verdict
 from redletter.errors import InputError
 from redletter.python_model.actions import ActionDisabled, init_states, step
@@ -42,7 +42,35 @@ from redletter.python_model.config import ModelConfig
 from redletter.python_model.invariants import replay
 from redletter.python_model.state import GState, Local, State
 
-__all__ = ["SnapshotCheck", "Validation", "validate", "validate_files"]
+__all__ = [
+    "RULE_NAMES",
+    "SnapshotCheck",
+    "Validation",
+    "validate",
+    "validate_files",
+    "validate_logs",
+]
+
+#: The name of every rule a finding of the model's replay cites (docs/instrument.md's
+#: table of rules spells them): a finding's line starts with it.
+RULE_NAMES: Final = (
+    "missing-effect",
+    "unexpected-record-state",
+    "unexpected-record-message",
+    "unexpected-close-channel",
+    "unexpected-complete",
+    "red-letter-order",
+    "extra-red-letter",
+    "missing-red-letter",
+    "not-fifo",
+    "wrong-message",
+    "disabled",
+    "wrong-state",
+    "unknown-node",
+    "unknown-channel",
+    "unknown-snapshot",
+    "liveness",
+)
 
 Json: TypeAlias = p.JsonValue
 
@@ -82,6 +110,8 @@ class Validation:
     #: every divergence found, in run order (the first is :attr:`divergence`)
     divergences: tuple[Divergence, ...] = ()
     what: str = "events replayed in the model"
+    #: the case of the cut rule the run is (:data:`~redletter.conformance.logcheck.CASES`)
+    case: str = ""
 
     @property
     def first(self) -> Divergence | None:
@@ -94,22 +124,26 @@ class Validation:
         return None
 
     def explanation(self) -> str:
-        """The verdict in words (several lines)."""
-        lines = [f"{self.verdict}: {self.events} {self.what}"]
+        """The verdict in words (several lines): the verdict and the case of the cut
+        rule; the first finding in full and the others one line each, each led by
+        its rule's name; each snapshot; the notes.  No line is printed twice."""
+        lines = [
+            f"{self.verdict}: {self.events} {self.what}" + (f": {self.case}" if self.case else "")
+        ]
         if self.divergence is not None:
-            lines.append("first divergence: " + self.divergence.describe())
+            lines.append(f"{self.divergence.kind}: {self.divergence.describe()}")
         rest = [d for d in self.divergences if d is not self.divergence]
         if rest:
             lines.append(f"{len(rest)} more:")
             lines += [
-                f"  {d.path}:{d.line}: {d.kind}"
+                f"  {d.kind}"
                 + (f" ({d.why})" if d.why and d.path is not None else "")
-                + f": {d.summary}"
+                + f": {d.path}:{d.line}: {d.summary}"
                 for d in rest
             ]
         lines += [s.message for s in self.snapshots]
         lines += self.notes
-        return "\n".join(lines)
+        return "\n".join(dict.fromkeys(lines))
 
     def explain(self) -> str:
         """The verdict in words (the same as :meth:`explanation`)."""
@@ -153,17 +187,17 @@ class _Replay:
         self.s: State = init_states(cfg)[0]
         self.log_net: dict[tuple[str, str], list[tuple[str, Json]]] = {c: [] for c in cfg.chans}
         self.pending: dict[str, _Pending] = {}
-        self.markers: dict[str, list[tuple[tuple[str, str], int, LogEvent]]] = {}
+        self.markers: dict[str, list[tuple[tuple[str, str], int, LogEvent, int]]] = {}
         self.divergences: list[Divergence] = []
         self.rec = _Recorded()
         self.stopped = False
-        self.order_of: dict[int, int] = {}
         #: what a log without its end event leaves owed at its end, in words
         self.cut: list[str] = []
         #: snapshot -> why it is not judged (a log cut inside its part)
         self.unjudged: dict[int, str] = {}
 
     def diverge(self, kind: str, ev: LogEvent, order: int, expected: str) -> None:
+        assert kind in RULE_NAMES, kind  # every rule is named in the docs' table
         self.divergences.append(
             Divergence(
                 kind, ev.node, ev.describe(), expected, step=order + 1, path=ev.path, line=ev.line
@@ -202,7 +236,7 @@ class _Replay:
         assert ev.msg is not None or ev.event == "start_snapshot"
         if ev.event == "send":
             assert ev.channel is not None and ev.msg is not None
-            for c, k, at in self.markers.get(ev.node, []):
+            for c, k, at, _ in self.markers.get(ev.node, []):
                 if c == ev.channel:
                     self.diverge(
                         "red-letter-order",
@@ -319,7 +353,7 @@ class _Replay:
                 pass
             for v, n in (after - before).items():
                 for _ in range(n):
-                    self.markers.setdefault(node, []).append((chan, -v, ev))
+                    self.markers.setdefault(node, []).append((chan, -v, ev, order))
         self.pending[node] = _Pending(ev, order, effects)
 
     # -- effects --------------------------------------------------------------
@@ -328,7 +362,7 @@ class _Replay:
         assert ev.channel is not None and ev.msg is not None
         k = cast(int, ev.msg[1])
         owed = self.markers.get(ev.node, [])
-        for i, (c, kk, _) in enumerate(owed):
+        for i, (c, kk, _, _) in enumerate(owed):
             if c == ev.channel and kk == k:
                 del owed[i]
                 if ev.channel in self.log_net:
@@ -458,7 +492,7 @@ class _Replay:
                     f"where the model {owed}",
                 )
         for node, owed_markers in self.markers.items():
-            for c, k, at in owed_markers:
+            for c, k, at, at_order in owed_markers:
                 if node not in ended:
                     self.cut_short(
                         node,
@@ -470,7 +504,7 @@ class _Replay:
                 self.diverge(
                     "missing-red-letter",
                     at,
-                    self.order_of.get(id(at), 0),
+                    at_order,
                     f"the model sends marker {k} on {_chan(c)} when {node} turns red; the log "
                     f"never does (RedLetterInvariant: a channel from a red machine to a white "
                     f"one holds one red letter)",
@@ -608,125 +642,198 @@ def _judge_snapshots(
     return out
 
 
-def _model_values(cfg: ModelConfig, events: Sequence[LogEvent]) -> None:
-    """Raise an InputError at the first payload or snapshot id a model cannot hold."""
+def _model_value(cfg: ModelConfig, ev: LogEvent) -> None:
+    """Raise an InputError at an event a model cannot hold: a payload or snapshot id
+    that is not an integer, or a message in two halves (an apply event, a split send
+    or receive: the model takes a message as one step)."""
 
     def whole(v: object, low: int) -> bool:
         return type(v) is int and v >= low
 
-    for ev in events:
-        bad: object = None
-        if ev.snapshot is not None and not whole(ev.snapshot, 1):
-            bad = ev.snapshot
-        elif ev.msg is not None and not whole(ev.msg[1], 1 if ev.msg[0] == "marker" else 0):
-            bad = ev.msg[1]
-        elif ev.channels is not None and not all(whole(m, 0) for _, ms in ev.channels for m in ms):
-            bad = next(m for _, ms in ev.channels for m in ms if not whole(m, 0))
-        if bad is not None:
-            raise InputError(
-                f"{ev.describe()}: the model {cfg.name} holds integer payloads (>= 0) and "
-                f"integer snapshot ids (>= 1), not {show(cast(Json, bad))}; judge the logs "
-                "on their own run instead, without a model: "
-                ".venv/bin/redletter conform validate --from-log LOG...",
-                code="RL-INPUT-LOG",
-                path=ev.path,
-                line=ev.line,
-            )
+    if ev.event == "apply" or ev.split or (ev.event == "send" and ev.of is not None):
+        raise InputError(
+            f"{ev.describe()}: the model {cfg.name} takes a send or a receipt as one step, "
+            "so it cannot replay a message whose state change is logged on its own (an apply "
+            "event, or a split send or receive); judge the logs on their own run instead, "
+            "without a model, which judges both halves: "
+            ".venv/bin/redletter conform validate --from-log LOG...",
+            code="RL-INPUT-LOG",
+            path=ev.path,
+            line=ev.line,
+        )
+    bad: object = None
+    if ev.snapshot is not None and not whole(ev.snapshot, 1):
+        bad = ev.snapshot
+    elif ev.msg is not None and not whole(ev.msg[1], 1 if ev.msg[0] == "marker" else 0):
+        bad = ev.msg[1]
+    elif ev.channels is not None and not all(whole(m, 0) for _, ms in ev.channels for m in ms):
+        bad = next(m for _, ms in ev.channels for m in ms if not whole(m, 0))
+    if bad is not None:
+        raise InputError(
+            f"{ev.describe()}: the model {cfg.name} holds integer payloads (>= 0) and "
+            f"integer snapshot ids (>= 1), not {show(cast(Json, bad))}; judge the logs "
+            "on their own run instead, without a model: "
+            ".venv/bin/redletter conform validate --from-log LOG...",
+            code="RL-INPUT-LOG",
+            path=ev.path,
+            line=ev.line,
+        )
 
 
 def validate(
     cfg: ModelConfig,
-    events: Sequence[LogEvent],
+    events: Iterable[LogEvent],
     *,
     whole_run: bool = False,
     may_be_cut: bool = True,
+    merge: LogMerge | None = None,
 ) -> Validation:
-    """Replay ``events`` (one total order) in model ``cfg``; see the module docstring.
+    """Replay ``events`` (one total order; a list, or a :class:`LogMerge` streaming
+    files) in model ``cfg``; see the module docstring.
 
     A log that ends with its end event (every log, with ``whole_run``) holds its
     process's whole run: what it never logs is missing.  A log without one may be a
-    crashed process's or cut short: what it owes at its end makes the verdict
-    unknown, never a fail.  ``may_be_cut`` False: every log holds all its process
-    did, though the run may stop early (a driver's run, stopped by the driver):
-    what a log owes at its end is missing, and a snapshot left open is unknown."""
+    crashed process's or cut short: what it owes at its end makes the snapshots it
+    concerns not judged, never a fail; the verdict then follows the one cut rule of
+    :func:`~redletter.conformance.logcheck.settle`.  ``may_be_cut`` False: every
+    log holds all its process did, though the run may stop early (a driver's run,
+    stopped by the driver): what a log owes at its end is missing, and a snapshot
+    left open is unknown.  ``merge``: the merge ``events`` come from (it says how the
+    logs end: empty, cut mid-line, or whole)."""
     # MaxAppActions bounds the application for model checking (the guard
     # AppBudgetLeft); a real execution has no such bound, so the replay lifts it.
     cfg = dataclasses.replace(cfg, max_app_actions=sys.maxsize)
     r = _Replay(cfg)
-    r.order_of = {}
     n = 0
-    _model_values(cfg, events)
-    for order, ev in enumerate(events):
-        r.order_of[id(ev)] = order
+    seen: set[str] = set()
+    ends: set[str] = set()
+    first_of: dict[int, tuple[LogEvent, int]] = {}  # snapshot -> the event that started it
+    stopped_at: LogEvent | None = None
+    stop_n = 0
+    it = iter(events)
+    for order, ev in enumerate(it):
         n += 1
+        seen.add(ev.node)
+        _model_value(cfg, ev)
         if ev.event in ("init", "end"):
+            if ev.event == "end":
+                ends.add(ev.node)
             continue  # the model's own initial state and end are checked as they are
+        started = [j for j, g in enumerate(r.s.s0) if g is not None]
         if ev.event in ACTIONS:
             r.action(ev, order)
         else:
             r.effect(ev, order)
+        for j, g in enumerate(r.s.s0):
+            if g is not None and j not in started:
+                first_of.setdefault(j, (ev, order))
         if r.stopped:
+            stopped_at, stop_n = ev, n
             break
-    ended = frozenset(cfg.procs if whole_run else (ev.node for ev in events if ev.event == "end"))
+    for ev in it:  # the rest of the logs: read, so a damaged one is still an error
+        n += 1
+        seen.add(ev.node)
+        _model_value(cfg, ev)
+        if ev.event == "end":
+            ends.add(ev.node)
+    ended = frozenset(cfg.procs) if whole_run else frozenset(ends)
+    whole = whole_run or (set(cfg.procs) <= ended and (merge is None or merge.ending.whole))
     if not r.stopped:
         r.finish(ended if may_be_cut else frozenset(cfg.procs))
     first = min(r.divergences, key=lambda d: d.step) if r.divergences else None
-    snaps = _judge_snapshots(cfg, r.s, r.rec, events[n - 1] if r.stopped else None, r.unjudged)
+    snaps = _judge_snapshots(cfg, r.s, r.rec, stopped_at, r.unjudged)
     notes: list[str] = []
     if r.stopped:
         notes.append(
-            f"the replay stopped at the first event the model cannot take ({n} of {len(events)})"
+            f"the replay stopped at the first event the model cannot take ({stop_n} of {n})"
         )
-    ok = first is None and all(v.ok for v in snaps)
-    open_ = [
-        j
-        for j, g in enumerate(r.s.sf)
-        if r.s.s0[j] is not None and g is None and cfg.snaps[j] not in r.unjudged
-    ]
-    if not ok and open_ and not r.stopped:  # a stopped replay says nothing of completion
-        ks = ", ".join(str(cfg.snaps[j]) for j in open_)
-        notes.append(
-            f"snapshot {ks} never completes in this execution (SnapshotsComplete: every "
-            "started snapshot completes)"
-        )
-    verdict = Verdict.PASS if ok else Verdict.FAIL
-    if ok and open_:  # never a pass with a snapshot left open (issue 23)
-        ks = ", ".join(str(cfg.snaps[j]) for j in open_)
-        if set(cfg.procs) <= ended:
-            verdict = Verdict.FAIL
+    started = [j for j, g in enumerate(r.s.s0) if g is not None]
+    open_ = [j for j in started if r.s.sf[j] is None or cfg.snaps[j] in r.unjudged]
+    liveness: list[Divergence] = []
+    if open_ and whole and not r.stopped:
+        for j in open_:
+            if cfg.snaps[j] in r.unjudged:
+                continue
+            got = first_of.get(j)
+            if got is not None:
+                at, at_order = got
+                liveness.append(
+                    Divergence(
+                        "liveness",
+                        at.node,
+                        at.describe(),
+                        f"snapshot {cfg.snaps[j]} never completes, and the logs hold the whole "
+                        "run (SnapshotsComplete: every started snapshot completes)",
+                        step=at_order + 1,
+                        path=at.path,
+                        line=at.line,
+                    )
+                )
+    failed = first is not None or not all(v.ok for v in snaps) or bool(liveness)
+    reasons = list(merge.ending.reasons) if merge is not None else []
+    reasons += [
+        f"{p}'s log ends without its end event (a process that crashed, or a log cut short)"
+        for p in cfg.procs
+        if p not in ended and p in seen and merge is None
+    ] + [f"no log holds {p}'s events" for p in cfg.procs if p not in seen]
+    ending = Ending(whole, tuple(dict.fromkeys(reasons)))
+    verdict, case = settle(failed=failed, snapshots=len(started), open_=len(open_), ending=ending)
+    if open_ and not whole and not r.stopped:
+        ks = ", ".join(str(cfg.snaps[j]) for j in open_ if cfg.snaps[j] not in r.unjudged)
+        unended = ", ".join(p for p in cfg.procs if p not in ended)
+        if ks and failed:
             notes.append(
-                f"snapshot {ks} never completes although every log ends with its end event "
-                "(SnapshotsComplete: every started snapshot completes): a liveness failure"
+                f"snapshot {ks} never completes in this execution (SnapshotsComplete: every "
+                "started snapshot completes)"
             )
-        else:
-            verdict = Verdict.UNKNOWN
-            unended = ", ".join(p for p in cfg.procs if p not in ended)
+        elif ks:
             notes.append(
                 f"snapshot {ks} is not complete when the logs end, and the log of {unended} "
                 "has no end event (a process that crashed, or a log cut short): whether it "
                 "completes is not known"
             )
-    if r.cut:
-        notes += r.cut
-        if verdict == Verdict.PASS:
-            verdict = Verdict.UNKNOWN
+    if not started:
+        notes.append("no snapshot in the logs: nothing to judge (start one in the run)")
+    notes += r.cut
+    if not ending.whole and ending.reasons:
+        notes.append("the logs may not hold the whole run: " + "; ".join(ending.reasons[:5]))
+    divs = sorted(r.divergences, key=lambda d: d.step) + liveness
     return Validation(
         verdict,
         n,
-        first,
+        divs[0] if divs else None,
         tuple(snaps),
-        tuple(notes),
-        divergences=tuple(sorted(r.divergences, key=lambda d: d.step)),
+        tuple(dict.fromkeys(notes)),
+        divergences=tuple(divs),
+        case=case,
     )
 
 
-def validate_files(
-    cfg: ModelConfig, paths: Sequence[Path], *, whole_run: bool = False
+def validate_logs(
+    cfg: ModelConfig, logs: Sequence[Sequence[LogEvent]], *, whole_run: bool = False
 ) -> Validation:
-    """Read one log or one log per node, check that no line is lost and that the
-    vector clocks agree (:mod:`redletter.conformance.logcheck`: a damaged log is an
-    input error naming file and line, never a verdict), merge and validate."""
-    logs = read_logs(paths)
-    require_events(logs, paths)
-    check_logs(logs)
-    return validate(cfg, merge_logs(logs), whole_run=whole_run)
+    """:func:`validate_files` for logs already parsed (one list per process, or one
+    holding them all): merged and checked as the files are, and read as a crashed
+    run's where a log is empty or has no end event."""
+    merge = LogMerge.of_lists(logs, tolerant=True, whole_run=whole_run)
+    for i, log in enumerate(logs):
+        if not log:
+            merge.unclean.append(f"log {i + 1} is empty: its process wrote no event")
+    return validate(cfg, (ev for _, ev, _ in merge), whole_run=whole_run, merge=merge)
+
+
+def validate_files(
+    cfg: ModelConfig,
+    paths: Sequence[Path],
+    *,
+    whole_run: bool = False,
+    limit: int = MAX_LOGS_TOTAL,
+) -> Validation:
+    """Read one log or one log per node a line at a time, merged and checked as they
+    are read (:class:`~redletter.conformance.logcheck.LogMerge`: a damaged log is an
+    input error naming file and line, never a verdict; an empty log or a cut last line
+    is a crashed process's), and replay them in ``cfg``."""
+    merge = LogMerge.of_files(paths, tolerant=True, whole_run=whole_run, limit=limit)
+    v = validate(cfg, (ev for _, ev, _ in merge), whole_run=whole_run, merge=merge)
+    require_events(merge.events, paths)
+    return v

@@ -4,64 +4,81 @@ A program that schedules itself writes one event log per process (the format:
 :mod:`redletter.conformance.eventlog`).  This judge needs no model: the run's
 processes, its directed channels, the initial local states, the payloads
 (opaque JSON values), the snapshot ids (any string or integer) and the starters
-are all read from the logs.  Then, on that concrete run:
+are all read from the logs.  The logs are read once, as a stream
+(:class:`~redletter.conformance.logcheck.LogMerge`: one order consistent with
+every process's order, the vector clocks and FIFO channels); memory holds what
+is in flight and the snapshots still open, never the logs.  On that run:
 
-1. **The run itself.** The n-th receive on a channel is matched with the n-th
-   send on it (FIFO); a receive whose message was sent later is a FIFO
-   violation (a fail, naming both lines); a receive that matches no send, a
-   happened-before cycle (a send logged after its message already caused
-   something): an input error naming both lines (``RL-INPUT-LOG-CONFLICT``).
-   A ``complete`` report that contradicts the process's own ``record_state`` or
-   ``record_message`` lines is a fail naming both (the report is judged).  One total
-   order consistent with program order and send-before-receive is built.
-2. **EWD 864's rules, per snapshot,** judged on the run's real order (so an
-   ``await`` between recording and sending is fine where the algorithm allows
-   it): upon turning red, each machine records its own state (and the state it
-   records is its state then); the receipt of a red letter turns a white
-   machine red before it takes another message from that buffer; a red machine
-   sends one red letter over each of its output buffers, after recording and
-   before any other message on that buffer; each red machine records for each
-   input buffer the stream of messages it receives from it as long as the buffer
-   is white: no message missed, none recorded twice, none recorded after the
-   buffer turned red, none taken in before the machine turned red, and no red
+1. **The run itself.** A channel that delivers out of order is a fail naming
+   both lines; logs that contradict themselves are an input error.
+2. **EWD 864's rules, per snapshot,** on the run's real order (so an ``await``
+   between recording and sending is fine where the algorithm allows it): upon
+   turning red, each machine records its own state, the state it has then; the
+   receipt of a red letter turns a white machine red before it takes another
+   message from that buffer; a red machine sends one red letter over each of its
+   output buffers, after recording and before any other message on that buffer;
+   each red machine records for each input buffer the stream of messages it
+   receives from it as long as the buffer is white: none missed, none twice, none
+   after the buffer turned red, none its recorded state already holds, and no red
    letter recorded as a message.
-3. **Lemma 0 and Lemma 1 concretely,** as Dijkstra's shadow networks replayed on
-   the run's own events: from the state just before the first machine turned
-   red, the white machines' actions must be possible and end in the recorded
-   snapshot state; from the snapshot state the red machines' actions must be
-   possible and end in the final state (when the last red letter is received).
-4. **Completion.** A started snapshot that never completes is a fail (liveness)
-   when every log ends cleanly (an ``end`` event, or ``whole_run``), and
-   unknown, with the reason, when a log is empty, cut short or ends without its
-   ``end`` (a process that crashed): never a pass.  A run without a snapshot is
-   unknown too (nothing was judged).
+3. **A message in two halves** (a send whose state change and write are two
+   events, a receipt applied to the state later: ``apply`` events): what EWD 864
+   needs is that the recorded states and the channel streams agree on which side
+   of the cut each message lies.  A send whose state change is in the sender's
+   recorded state must be written before the red letter on its channel, and one
+   written before it must be in that state (``straddling-send``,
+   ``red-letter-order``); a message taken in before the receiver recorded and
+   applied after must be recorded in the channel's stream (``missing-record``).
+4. **Lemma 0 and Lemma 1 concretely,** as Dijkstra's shadow networks replayed on
+   the run's own events (a message counts where its state changes): from the
+   state just before the first machine turned red, the white machines' actions
+   must be possible and end in the recorded snapshot state; from the snapshot
+   state the red machines' actions must be possible and end in the final state
+   (when the last red letter is received).
+5. **Completion**, by the one cut rule both judges apply
+   (:func:`~redletter.conformance.logcheck.settle`): a snapshot complete before
+   the logs stop is judged whatever came after; one left open is a liveness
+   failure when the logs hold the whole run, and not judged (unknown) when a log
+   stops early (a crash, a cut); a run without a snapshot is unknown.
 
-Every finding is listed (:attr:`Validation.divergences`); the verdict is the
-one :class:`~redletter.conformance.verdict.Verdict` every judge returns.
+A snapshot is complete when every process recorded its state, every channel's
+red letter arrived, and every process logged its part ``complete`` (or its log
+holds its whole run): then its records are final, and it is judged and
+forgotten.  Every finding is listed (the first thousand of each kind); the
+verdict is the one :class:`~redletter.conformance.verdict.Verdict` every judge
+returns.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, cast
 
 from redletter.conformance import protocol as p
-from redletter.conformance.eventlog import LogEvent, SnapshotId, show
+from redletter.conformance.eventlog import LogEvent, SnapshotId, show, show_chan, show_snapshot
 from redletter.conformance.judges.log import SnapshotCheck, Validation
-from redletter.conformance.logcheck import check_logs, read_logs_tolerant, require_events
-from redletter.conformance.verdict import Divergence, Verdict
+from redletter.conformance.logcheck import (
+    CODE_CONFLICT,
+    MAX_LOGS_TOTAL,
+    LogMerge,
+    Matched,
+    require_events,
+    settle,
+)
+from redletter.conformance.verdict import Divergence
 from redletter.errors import InputError
+from redletter.untrusted import show_id
 
 __all__ = [
+    "MAX_FINDINGS",
     "RULES",
+    "RULE_NAMES",
     "Invariant",
-    "Run",
-    "build_run",
     "conserved_sum",
-    "judge_run",
     "validate_run",
     "validate_run_files",
 ]
@@ -69,7 +86,9 @@ __all__ = [
 Json: TypeAlias = p.JsonValue
 Chan: TypeAlias = tuple[str, str]
 Key: TypeAlias = tuple[str, int]  #: (node, seq): one event
-CONFLICT: Final = "RL-INPUT-LOG-CONFLICT"
+
+#: The most findings kept of each kind (the others are counted).
+MAX_FINDINGS: Final = 1000
 
 #: EWD 864's words for each rule this judge checks (the name a finding cites).
 RULES: Final = {
@@ -116,281 +135,90 @@ RULES: Final = {
 }
 
 
+#: The name of every rule a finding of this judge cites (docs/instrument.md's table
+#: of rules spells them): a finding's line starts with it.  The ``liveness-`` rules
+#: are findings only where the logs hold the whole run.
+RULE_NAMES: Final = (
+    "not-fifo",
+    "record-without-marker",
+    "record-state-twice",
+    "wrong-state",
+    "late-record",
+    "red-letter-order",
+    "red-letter-while-white",
+    "straddling-send",
+    "extra-red-letter",
+    "record-without-message",
+    "marker-recorded",
+    "recorded-twice",
+    "record-after-close",
+    "record-before-red",
+    "wrong-record",
+    "missing-record",
+    "wrong-channel",
+    "report-contradicts-record",
+    "early-complete",
+    "after-complete",
+    "Lemma0",
+    "Lemma1",
+    "invariant",
+    "liveness",
+    "liveness-never-red",
+    "liveness-missing-red-letter",
+    "liveness-open-channel",
+)
+
+
 def _canon(v: Json) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _chan(c: Chan) -> str:
-    return f"{c[0]} -> {c[1]}"
+def _same(a: object, b: object) -> bool:
+    """Whether two JSON values are the same value: as their canonical texts compare
+    (``1`` is not ``1.0`` nor ``true``), without writing them."""
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t is dict:
+        d, e = cast(dict[str, object], a), cast(dict[str, object], b)
+        return d.keys() == e.keys() and all(_same(d[k], e[k]) for k in d)
+    if t is list:
+        x, y = cast(list[object], a), cast(list[object], b)
+        return len(x) == len(y) and all(map(_same, x, y))
+    return a == b
 
 
-def _snap(k: SnapshotId) -> str:
-    return show(k)
+def _same_list(a: Sequence[object], b: Sequence[object]) -> bool:
+    return len(a) == len(b) and all(map(_same, a, b))
 
 
-def _list(vs: Sequence[Json]) -> str:
+def _list(vs: Iterable[Json]) -> str:
     return "[" + ", ".join(show(v) for v in vs) + "]"
 
 
 def _conflict(ev: LogEvent, msg: str) -> InputError:
-    return InputError(msg, code=CONFLICT, path=ev.path, line=ev.line)
+    return InputError(msg, code=CODE_CONFLICT, path=ev.path, line=ev.line)
 
-
-_BASIC: Final = ("send", "receive", "internal")
-
-
-def _is_app(ev: LogEvent) -> bool:
-    return ev.event in _BASIC and ev.msg is not None and ev.msg[0] != "marker"
-
-
-def _is_marker(ev: LogEvent, k: SnapshotId | None = None) -> bool:
-    return (
-        ev.event in ("send", "receive")
-        and ev.msg is not None
-        and ev.msg[0] == "marker"
-        and (k is None or ev.msg[1] == k)
-    )
-
-
-@dataclass(frozen=True)
-class Run:
-    """A concrete run read from logs: per-node events, the FIFO matching of
-    receives with sends, and one total order consistent with both."""
-
-    nodes: tuple[str, ...]
-    events: dict[str, tuple[LogEvent, ...]]  #: per node, in seq order
-    order: tuple[LogEvent, ...]  #: one linearization of happened-before
-    pos: dict[Key, int]  #: (node, seq) -> position in ``order``
-    sent_by: dict[Key, LogEvent]  #: a receive -> its send
-    received_by: dict[Key, LogEvent]  #: a send -> its receive
-    chans: tuple[Chan, ...]  #: every directed channel (from init and traffic)
-    unclean: tuple[str, ...]  #: why the logs may not hold the whole run
-    findings: tuple[Divergence, ...]  #: FIFO violations found while matching
-    declared: bool  #: every node's init lists its inputs and outputs
-
-    def key(self, ev: LogEvent) -> Key:
-        return (ev.node, ev.seq)
-
-    def at(self, ev: LogEvent) -> int:
-        return self.pos[(ev.node, ev.seq)]
-
-    def inputs(self, node: str) -> list[Chan]:
-        return [c for c in self.chans if c[1] == node]
-
-    def outputs(self, node: str) -> list[Chan]:
-        return [c for c in self.chans if c[0] == node]
-
-
-def _div(
-    run_pos: int, kind: str, ev: LogEvent, text: str, k: SnapshotId | None = None
-) -> Divergence:
-    """A finding at ``ev``; ``why`` names the snapshot it is about (if one)."""
-    why = "" if k is None else f"snapshot {_snap(k)}"
-    return Divergence(
-        kind, ev.node, ev.describe(), text, why=why, step=run_pos + 1, path=ev.path, line=ev.line
-    )
-
-
-def build_run(
-    logs: Sequence[Sequence[LogEvent]],
-    *,
-    unclean: Sequence[str] = (),
-    whole_run: bool = False,
-) -> Run:
-    """Check the logs' integrity, match receives with sends and order the run.
-
-    ``unclean``: reasons known before (an empty log, a cut last line);
-    ``whole_run``: the logs hold the whole run even without ``end`` events."""
-    check_logs([list(x) for x in logs])
-    per: dict[str, list[LogEvent]] = {}
-    for log in logs:
-        for ev in log:
-            per.setdefault(ev.node, []).append(ev)
-    reasons = list(unclean)
-    declared = True
-    chans: dict[Chan, None] = {}
-    for node, evs in per.items():
-        evs.sort(key=lambda e: e.seq)
-        for i, ev in enumerate(evs):
-            if ev.event == "init" and i != 0:
-                raise _conflict(
-                    ev,
-                    f"{node} logs init as its event {ev.seq}, after {evs[0].describe()} "
-                    f"({evs[0].where}): init is a node's first event",
-                )
-            if ev.event == "end" and i != len(evs) - 1:
-                nxt = evs[i + 1]
-                raise _conflict(
-                    nxt,
-                    f"{node} logs {nxt.describe()} after its end ({ev.where}): end is a "
-                    "node's last event",
-                )
-        first = evs[0]
-        if first.event == "init" and first.inputs is not None and first.outputs is not None:
-            for q in first.inputs:
-                chans[(q, node)] = None
-            for q in first.outputs:
-                chans[(node, q)] = None
-        else:
-            declared = False
-        if not whole_run and evs[-1].event != "end":
-            reasons.append(
-                f"{node}'s log ends without its end event ({evs[-1].where}): the process may "
-                "have crashed or its log been cut short"
-            )
-    for evs in per.values():
-        for ev in evs:
-            if ev.event in ("send", "receive") and ev.channel is not None:
-                chans.setdefault(ev.channel, None)
-    for c in chans:
-        for n in c:
-            if n not in per:
-                reasons.append(
-                    f"no log holds {n}'s events (channel {_chan(c)}): give every process's log"
-                )
-    sends: dict[Chan, list[LogEvent]] = {c: [] for c in chans}
-    recvs: dict[Chan, list[LogEvent]] = {c: [] for c in chans}
-    for evs in per.values():
-        for ev in evs:
-            if ev.event == "send" and ev.channel is not None:
-                sends[ev.channel].append(ev)
-            elif ev.event == "receive" and ev.channel is not None:
-                recvs[ev.channel].append(ev)
-    sent_by: dict[Key, LogEvent] = {}
-    received_by: dict[Key, LogEvent] = {}
-    fifo: list[tuple[LogEvent, str]] = []
-    for c in chans:
-        free, rs = list(sends[c]), recvs[c]
-        for i, r in enumerate(rs):
-            if not free:
-                ss = sends[c]
-                if c[0] not in per or (not whole_run and per[c[0]][-1].event != "end"):
-                    reasons.append(
-                        f"{r.describe()} ({r.where}) has no send in the logs: the log of "
-                        f"{c[0]} is missing or cut short"
-                    )
-                    continue
-                last = f"its last at {ss[-1].where}" if ss else "none"
-                raise _conflict(
-                    r,
-                    f"{r.describe()} has no send: {c[0]} logs {len(ss)} sends on "
-                    f"{_chan(c)} ({last}) and this is receive {i + 1} on it; log every "
-                    "send where the message leaves the process",
-                )
-            s = free[0]
-            if s.msg != r.msg:
-                later = next((x for x in free[1:] if x.msg == r.msg), None)
-                if later is None:
-                    raise _conflict(
-                        r,
-                        f"{r.describe()} matches no send: the next message sent on "
-                        f"{_chan(c)} is {s.msg[0] if s.msg else '?'} {show(s.value)} "
-                        f"({s.where}), and no later send on it carries this one",
-                    )
-                fifo.append(
-                    (
-                        r,
-                        f"{_chan(c)} delivers {show(r.value)} (sent at {later.where}) before "
-                        f"{show(s.value)}, sent before it ({s.where}): the channel is not "
-                        f"FIFO ({RULES['fifo']})",
-                    )
-                )
-                s = later
-            free.remove(s)
-            sent_by[(r.node, r.seq)] = s
-            received_by[(s.node, s.seq)] = r
-    # One total order: program order and every send before its receive (Kahn).
-    heads = {n: 0 for n in per}
-    taken: set[Key] = set()
-    order: list[LogEvent] = []
-    total = sum(len(v) for v in per.values())
-    while len(order) < total:
-        progress = False
-        for n, evs in per.items():
-            while heads[n] < len(evs):
-                ev = evs[heads[n]]
-                dep = sent_by.get((ev.node, ev.seq))
-                if dep is not None and (dep.node, dep.seq) not in taken:
-                    break
-                order.append(ev)
-                taken.add((ev.node, ev.seq))
-                heads[n] += 1
-                progress = True
-        if not progress:
-            stuck = [per[n][heads[n]] for n in per if heads[n] < len(per[n])]
-            r = stuck[0]
-            s = sent_by[(r.node, r.seq)]
-            raise _conflict(
-                r,
-                f"{r.describe()} cannot follow its send ({s.where}): the logs make the send "
-                f"follow events that this receive precedes (a happened-before cycle); "
-                f"{s.node} logs the send after the message left the process: log it "
-                "before the message is written",
-            )
-    pos = {(ev.node, ev.seq): i for i, ev in enumerate(order)}
-    findings = tuple(
-        _div(pos[(r.node, r.seq)], "not-fifo", r, text)
-        for r, text in sorted(fifo, key=lambda x: pos[(x[0].node, x[0].seq)])
-    )
-    return Run(
-        tuple(per),
-        {n: tuple(v) for n, v in per.items()},
-        tuple(order),
-        pos,
-        sent_by,
-        received_by,
-        tuple(chans),
-        tuple(dict.fromkeys(reasons)),
-        findings,
-        declared,
-    )
-
-
-# -- local states -------------------------------------------------------------
 
 _UNKNOWN: Final = object()
 
 
-def _state_before(run: Run, node: str, seq: int) -> tuple[object, LogEvent | None]:
-    """The node's state just before its event ``seq`` (``_UNKNOWN`` when a basic
-    event since the last logged state carried none), and where it was logged."""
-    cur: object = _UNKNOWN
-    where: LogEvent | None = None
-    for ev in run.events[node]:
-        if ev.seq >= seq:
-            break
-        if ev.event == "init":
-            cur, where = ev.state, ev
-        elif _is_app(ev):
-            cur, where = (ev.state, ev) if ev.has_state else (_UNKNOWN, ev)
-    return cur, where
-
-
-def _state_at(run: Run, node: str, at: int) -> object:
-    """The node's state after every event of it at positions <= ``at``."""
-    cur: object = _UNKNOWN
-    for ev in run.events[node]:
-        if run.at(ev) > at:
-            break
-        if ev.event == "init":
-            cur = ev.state
-        elif _is_app(ev):
-            cur = ev.state if ev.has_state else _UNKNOWN
-    return cur
-
-
-# -- one snapshot -----------------------------------------------------------------
+# -- the application's invariant ----------------------------------------------------
 
 Invariant: TypeAlias = Callable[
     [dict[str, Json], dict[Chan, list[Json]], dict[str, Json]], str | None
 ]
 """An application invariant: (recorded states, recorded channels, initial states)
--> None when it holds, else what is wrong in words."""
+-> None when it holds, else what is wrong in words.  One made by
+:func:`conserved_sum` also tells the judge how much a state or a payload counts
+(its ``amount``), so that a finding can point at where the run's own total first
+changed."""
 
 
 def conserved_sum(field: str | None) -> Invariant:
     """The invariant "the recorded states and channels hold the initial total":
-    a value counts as itself when a number, as its ``field`` when an object."""
+    a value counts as itself when a number, as its ``field`` when an object
+    (``field`` None: numbers only)."""
 
     def amount(v: Json) -> float:
         if isinstance(v, bool):
@@ -420,730 +248,1430 @@ def conserved_sum(field: str | None) -> Invariant:
             f"{got - held:g}); the run started with {want:g}"
         )
 
+    check.amount = amount  # type: ignore[attr-defined]
     return check
 
 
-class _Snapshot:
-    """The checks of one snapshot ``k`` on the run."""
+# -- messages -------------------------------------------------------------------------
 
-    def __init__(self, run: Run, k: SnapshotId) -> None:
-        self.run, self.k = run, k
-        self.out: list[Divergence] = []
-        self.pending: list[Divergence] = []  # liveness: fail on a clean run, else unknown
-        self.rec: dict[str, LogEvent] = {}
-        self.start: dict[str, LogEvent] = {}
-        self.marker_in: dict[Chan, LogEvent] = {}
-        self.marker_out: dict[Chan, list[LogEvent]] = {}
-        self.records: dict[Chan, list[LogEvent]] = {}
-        self.complete: dict[str, LogEvent] = {}
-        for n in run.nodes:
-            for ev in run.events[n]:
-                self._index(ev)
 
-    def _index(self, ev: LogEvent) -> None:
-        k = self.k
-        if ev.event == "record_state" and ev.snapshot == k:
-            first = self.rec.setdefault(ev.node, ev)
-            if first is not ev:
-                self.fail(
-                    "record-state-twice",
-                    ev,
-                    f"{ev.node} records its state for snapshot {_snap(k)} a second time "
-                    f"(first at {first.where}); {RULES['record-state']}, once",
-                )
-        elif ev.event == "start_snapshot" and ev.snapshot == k:
-            self.start.setdefault(ev.node, ev)
-        elif _is_marker(ev, k) and ev.channel is not None:
-            if ev.event == "receive":
-                self.marker_in.setdefault(ev.channel, ev)
-            else:
-                self.marker_out.setdefault(ev.channel, []).append(ev)
-        elif ev.event == "record_message" and ev.snapshot == k and ev.channel is not None:
-            self.records.setdefault(ev.channel, []).append(ev)
-        elif ev.event == "complete" and ev.snapshot == k:
-            self.complete.setdefault(ev.node, ev)
+class _Msg:
+    """One application message, from its sender's state change to its receiver's.
 
-    def fail(self, kind: str, ev: LogEvent, text: str) -> None:
-        self.out.append(_div(self.run.at(ev), kind, ev, text, self.k))
+    ``write``: the send event (where its place on the channel is fixed); ``sstate``:
+    the sender's state change (the send itself when atomic, its apply otherwise);
+    ``recv``: the receipt; ``rstate``: the receiver's state change (the receipt
+    when atomic, its apply otherwise).  Positions are in the merged order."""
 
-    def later(self, kind: str, ev: LogEvent, text: str) -> None:
-        self.pending.append(_div(self.run.at(ev), kind, ev, text, self.k))
+    __slots__ = ("chan", "recv", "rpos", "rspos", "rstate", "spos", "sstate", "value", "wpos",
+                 "write")  # fmt: skip
 
-    # -- turning red ------------------------------------------------------------
+    def __init__(self, chan: Chan, value: Json) -> None:
+        self.chan, self.value = chan, value
+        self.write: LogEvent | None = None
+        self.wpos = -1
+        self.sstate: LogEvent | None = None
+        self.spos = -1
+        self.recv: LogEvent | None = None
+        self.rpos = -1
+        self.rstate: LogEvent | None = None
+        self.rspos = -1
 
-    def turning_red(self) -> None:
-        run, k = self.run, self.k
-        for n in run.nodes:
-            rec = self.rec.get(n)
-            first_in = min(
-                (e for c, e in self.marker_in.items() if c[1] == n),
-                key=lambda e: e.seq,
-                default=None,
+
+# -- findings -------------------------------------------------------------------------
+
+
+def _div(pos: int, kind: str, ev: LogEvent, text: str, k: SnapshotId | None = None) -> Divergence:
+    """A finding at ``ev``; ``why`` names the snapshot it is about (if one)."""
+    why = "" if k is None else f"snapshot {show_snapshot(k)}"
+    return Divergence(
+        kind, ev.node, ev.describe(), text, why=why, step=pos + 1, path=ev.path, line=ev.line
+    )
+
+
+class _Findings:
+    """Findings as they are found: the first :data:`MAX_FINDINGS` of each kind kept,
+    the others counted."""
+
+    def __init__(self) -> None:
+        self.kept: list[Divergence] = []
+        self.count: Counter[str] = Counter()
+
+    def add(self, d: Divergence) -> None:
+        assert d.kind in RULE_NAMES, d.kind  # every rule is named in the docs' table
+        self.count[d.kind] += 1
+        if self.count[d.kind] <= MAX_FINDINGS:
+            self.kept.append(d)
+
+    def dropped(self) -> dict[str, int]:
+        return {k: n - MAX_FINDINGS for k, n in self.count.items() if n > MAX_FINDINGS}
+
+
+# -- one snapshot ---------------------------------------------------------------------
+
+
+@dataclass
+class _Snap:
+    """What the judge holds of one open snapshot ``k``."""
+
+    k: SnapshotId
+    first: int  #: the position of its first event
+    first_ev: LogEvent  #: its first event
+    rec: dict[str, LogEvent] = field(default_factory=dict)
+    rec_pos: dict[str, int] = field(default_factory=dict)
+    start: dict[str, LogEvent] = field(default_factory=dict)
+    start_pos: dict[str, int] = field(default_factory=dict)
+    first_in: dict[str, LogEvent] = field(default_factory=dict)  #: node -> first red letter in
+    marker_in: dict[Chan, LogEvent] = field(default_factory=dict)
+    marker_in_pos: dict[Chan, int] = field(default_factory=dict)
+    marker_out: dict[Chan, LogEvent] = field(default_factory=dict)
+    marker_out_pos: dict[Chan, int] = field(default_factory=dict)
+    records: dict[Chan, list[LogEvent]] = field(default_factory=dict)
+    linked: dict[Chan, dict[int, tuple[LogEvent, LogEvent]]] = field(default_factory=dict)
+    due: dict[Chan, list[LogEvent]] = field(default_factory=dict)  #: must be recorded
+    complete: dict[str, LogEvent] = field(default_factory=dict)
+    once: set[tuple[str, object]] = field(default_factory=set)  #: (rule, where) reported
+    #: red-letter-order findings waiting for the red letter and the receipt they name
+    overtaken: list[tuple[int, LogEvent, _Msg, Chan, str]] = field(default_factory=list)
+    #: Lemma 0 and 1: the window from the first machine turning red to the last red letter
+    s0: int = -1
+    sf: int = -1
+    white: dict[Chan, deque[_Msg]] = field(default_factory=dict)
+    red: dict[Chan, list[tuple[int, str, Json, LogEvent | None]]] = field(default_factory=dict)
+    final: dict[Chan, list[Json]] = field(default_factory=dict)
+    lemma0: Divergence | None = None
+    local: dict[str, tuple[object, LogEvent]] = field(default_factory=dict)  #: state before rec
+
+
+@dataclass
+class _Done:
+    """What is kept of a snapshot judged and forgotten."""
+
+    last: LogEvent | None  #: the event that completed it
+
+
+class _Judge:
+    def __init__(self, merge: LogMerge, invariant: Invariant | None) -> None:
+        self.merge = merge
+        self.invariant = invariant
+        self.amount: Callable[[Json], float] | None = getattr(invariant, "amount", None)
+        self.found = _Findings()
+        self.pending: list[Divergence] = []
+        self.snaps: dict[SnapshotId, _Snap] = {}
+        self.done: dict[SnapshotId, _Done] = {}
+        self.checks: dict[SnapshotId, SnapshotCheck] = {}
+        self.order: list[SnapshotId] = []
+        self.opened = 0
+        self.not_judged = 0
+        self.init: dict[str, Json] = {}
+        self.state: dict[str, object] = {}
+        self.state_at: dict[str, LogEvent] = {}
+        self.chans: dict[Chan, None] = {}
+        self.undeclared = False
+        self.nodes: dict[str, None] = {}
+        self.by_write: dict[Key, _Msg] = {}
+        self.in_channel: dict[Chan, dict[int, _Msg]] = {}  #: written, state not yet taken in
+        self.pend_write: dict[str, dict[int, _Msg]] = {}  #: applied, not yet written
+        self.pend_state: dict[str, dict[int, _Msg]] = {}  #: written, state change later
+        self.held: dict[str, dict[int, _Msg]] = {}  #: taken in, applied later
+        self.last_recv: dict[Chan, LogEvent] = {}
+        self.recent: dict[Chan, deque[tuple[LogEvent, _Msg | None]]] = {}
+        self.pos = 0
+        self.cur: LogEvent | None = None
+        self.failed: Counter[SnapshotId] = Counter()  #: findings per snapshot
+        # the running total of the application's invariant (states + messages)
+        self.node_amount: dict[str, float | None] = {}
+        self.unknown = 0  #: nodes whose amount is not known
+        self.states_sum = 0.0
+        self.flight_sum = 0.0
+        self.want: float | None = None
+        self.moved: tuple[LogEvent, int, float, float] | None = None  #: where it first changed
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def fail(self, kind: str, ev: LogEvent, text: str, k: SnapshotId | None, pos: int) -> None:
+        self.found.add(_div(pos, kind, ev, text, k))
+        if k is not None:
+            self.failed[k] += 1
+
+    def once(self, sn: _Snap, rule: str, key: object) -> bool:
+        """True the first time ``rule`` is reported for ``key`` in ``sn``."""
+        if (rule, key) in sn.once:
+            return False
+        sn.once.add((rule, key))
+        return True
+
+    def inputs(self, n: str) -> list[Chan]:
+        return [c for c in self.chans if c[1] == n]
+
+    def add_chan(self, c: Chan) -> None:
+        if c not in self.chans:
+            self.chans[c] = None
+            self.in_channel.setdefault(c, {})
+            for sn in self.snaps.values():
+                if sn.s0 >= 0 and sn.sf < 0:
+                    sn.white.setdefault(c, deque())
+                    sn.red.setdefault(c, [])
+
+    def snap(self, k: SnapshotId, ev: LogEvent, pos: int) -> _Snap | None:
+        """Snapshot ``k``'s record (made at its first event); None when ``k`` was judged
+        and forgotten already (the event comes after it completed everywhere)."""
+        sn = self.snaps.get(k)
+        if sn is not None:
+            return sn
+        gone = self.done.get(k)
+        if gone is not None:
+            self.fail(
+                "after-complete",
+                ev,
+                f"{show_id(ev.node)} logs this for snapshot {show_snapshot(k)} after it completed "
+                f"at every process (the last part at {gone.last.where if gone.last else '?'}): a "
+                "snapshot's events "
+                "come before its completion",
+                k,
+                pos,
             )
-            st = self.start.get(n)
-            if rec is not None:
-                cause = [e for e in (first_in, st) if e is not None and e.seq < rec.seq]
-                if not cause:
-                    self.fail(
-                        "record-without-marker",
-                        rec,
-                        f"{n} records its state for snapshot {_snap(k)} before any red letter "
-                        f"of it reached {n} and without starting it ({RULES['starter']})",
-                    )
-                self._recorded_value(n, rec)
-            if (
-                first_in is not None
-                and (rec is None or first_in.seq < rec.seq)
-                and (st is None or st.seq > first_in.seq)
-            ):
-                c = first_in.channel
-                assert c is not None
-                took = next(
-                    (
-                        e
-                        for e in run.events[n]
-                        if e.seq > first_in.seq
-                        and (rec is None or e.seq < rec.seq)
-                        and e.event == "receive"
-                        and e.channel == c
-                    ),
-                    None,
+            return None
+        sn = self.snaps[k] = _Snap(k, pos, ev)
+        self.order.append(k)
+        self.opened += 1
+        return sn
+
+    def begin_window(self, sn: _Snap, pos: int) -> None:
+        """The first machine turns red in ``sn``: the Lemma 0 replay starts from what
+        is in the channels now."""
+        if sn.s0 >= 0:
+            return
+        sn.s0 = pos
+        for c in self.chans:
+            sn.white[c] = deque(self.in_channel.get(c, {}).values())
+            sn.red[c] = []
+
+    # -- the events -----------------------------------------------------------------------
+
+    def take(self, pos: int, ev: LogEvent, m: Matched | None) -> None:
+        self.pos, self.cur = pos, ev
+        self.event(pos, ev, m)
+        if self.amount is not None:
+            self.moved_at(ev)
+
+    def event(self, pos: int, ev: LogEvent, m: Matched | None) -> None:
+        e = ev.event
+        if ev.node not in self.nodes:
+            self.nodes[ev.node] = None
+            if e != "init" or ev.inputs is None or ev.outputs is None:
+                self.undeclared = True
+        if e == "send" or e == "receive":
+            assert ev.channel is not None and ev.msg is not None
+            self.add_chan(ev.channel)
+            if ev.msg[0] == "marker":
+                if e == "send":
+                    self.marker_send(ev, pos)
+                else:
+                    self.marker_receive(ev, pos)
+            elif e == "send":
+                self.write(ev, pos)
+            else:
+                assert m is not None
+                self.receipt(ev, pos, m)
+        elif e == "apply":
+            self.apply(ev, pos)
+        elif e == "internal":
+            self.set_state(ev, atomic=True)
+        elif e == "init":
+            self.init[ev.node] = ev.state
+            self.want = None  # the initial total, counted again
+            self.state[ev.node] = ev.state
+            self.state_at[ev.node] = ev
+            self.count_state(ev)
+            if ev.inputs is not None and ev.outputs is not None:
+                for q in ev.inputs:
+                    self.add_chan((q, ev.node))
+                for q in ev.outputs:
+                    self.add_chan((ev.node, q))
+        elif e == "end":
+            pass
+        else:
+            k = ev.snapshot
+            assert k is not None
+            sn = self.snap(k, ev, pos)
+            if sn is None:
+                return
+            if e == "record_state":
+                self.record_state(sn, ev, pos)
+            elif e == "start_snapshot":
+                if ev.node not in sn.start:
+                    sn.start[ev.node] = ev
+                    sn.start_pos[ev.node] = pos
+                    self.begin_window(sn, pos)
+            elif e == "record_message":
+                self.record_message(sn, ev, pos)
+            elif e == "complete":
+                self.complete(sn, ev, pos)
+            # close_channel: the judge knows from the red letters when a channel closes
+
+    def set_state(self, ev: LogEvent, *, atomic: bool) -> None:
+        """A state change (``atomic``: the event is one; else only when it says its state)."""
+        if ev.has_state:
+            self.state[ev.node] = ev.state
+            self.state_at[ev.node] = ev
+        elif atomic:
+            self.state[ev.node] = _UNKNOWN
+            self.state_at[ev.node] = ev
+        else:
+            return
+        self.count_state(ev)
+
+    # -- sends ------------------------------------------------------------------------------
+
+    def write(self, ev: LogEvent, pos: int) -> None:
+        """An application message's write (the send event)."""
+        c = ev.channel
+        assert c is not None and ev.msg is not None
+        node = ev.node
+        if ev.of is not None:
+            msg = self.pend_write.get(node, {}).pop(ev.of, None)
+            if msg is None:
+                raise _conflict(
+                    ev,
+                    f"this send says its state change is {show_id(node)}'s event {ev.of}, which "
+                    f"is not an apply of an unwritten message on {show_chan(c)}",
                 )
-                if took is not None:
-                    self.fail(
-                        "late-record",
-                        took,
-                        f"{n} takes this message from {_chan(c)} after red letter "
-                        f"{_snap(k)} arrived on it ({first_in.where}) and before recording its "
-                        + (f"state ({rec.where})" if rec else "state (it never does)")
-                        + f"; {RULES['turn-red']}; its recorded state counts a message "
-                        f"{c[0]} sent after turning red",
-                    )
-                elif rec is None:
-                    self.later(
-                        "never-red",
-                        first_in,
-                        f"{n} receives the red letter of snapshot {_snap(k)} while white and "
-                        f"never records its state ({RULES['turn-red']})",
-                    )
-            if st is not None and rec is None:
-                self.later(
-                    "never-red",
-                    st,
-                    f"{n} starts snapshot {_snap(k)} and never records its state "
-                    f"({RULES['record-state']})",
+            if not _same(msg.value, ev.value):
+                raise _conflict(
+                    ev,
+                    f"this send writes {show(ev.value)}, but its state change "
+                    f"({msg.sstate.where if msg.sstate else '?'}) is of {show(msg.value)}",
+                )
+            self.set_state(ev, atomic=False)
+        else:
+            msg = _Msg(c, ev.value)
+            if not ev.split:
+                msg.sstate, msg.spos = ev, pos
+                self.set_state(ev, atomic=True)
+                self.count_flight(msg, 1)
+            else:
+                self.pend_state.setdefault(node, {})[ev.seq] = msg
+                self.set_state(ev, atomic=False)
+        msg.write, msg.wpos = ev, pos
+        self.by_write[(node, ev.seq)] = msg
+        self.in_channel.setdefault(c, {})[id(msg)] = msg
+        for sn in self.snaps.values():
+            self.sides_at_write(sn, msg, ev, pos)
+            if sn.s0 >= 0 and sn.sf < 0:
+                rec = sn.rec_pos.get(node)
+                if msg.spos >= 0 and (rec is None or msg.spos < rec):
+                    sn.white.setdefault(c, deque()).append(msg)
+                elif msg.spos >= 0 or rec is not None:  # red: its state change is after
+                    sn.red.setdefault(c, []).append((pos, "send", msg.value, None))
+                else:  # its state change is still to come: white until it comes
+                    sn.white.setdefault(c, deque()).append(msg)
+
+    def sides_at_write(self, sn: _Snap, msg: _Msg, ev: LogEvent, pos: int) -> None:
+        """At a write: does the channel stream put the message on the same side of
+        snapshot ``sn``'s cut as the sender's recorded state?"""
+        c, node, k = msg.chan, ev.node, sn.k
+        rec = sn.rec.get(node)
+        marker = sn.marker_out.get(c)
+        if marker is None and rec is not None:
+            # Before the red letter: the state change must be before the recording.
+            if msg.spos >= 0 and msg.spos < sn.rec_pos[node]:
+                return
+            if self.once(sn, "red-letter-order", c):
+                sn.overtaken.append((pos, ev, msg, c, "red-letter-order"))
+        elif (
+            marker is not None
+            and msg.sstate is not None
+            and (rec is None or msg.spos < sn.rec_pos[node])
+        ):
+            # After the red letter, with the state change before the recording.
+            if msg.sstate is not ev:
+                return  # a straddling send: said when the red letter went out first
+            if self.once(sn, "red-letter-while-white", c):
+                self.fail(
+                    "red-letter-while-white",
+                    ev,
+                    f"{show_id(node)} sent red letter {show_snapshot(k)} on {show_chan(c)} "
+                    f"({marker.where}) before recording its state "
+                    + (f"({rec.where})" if rec else "(it never does)")
+                    + " and sends this message on it in between: the message follows "
+                    f"the red letter, so {show_id(c[1])} does not record it, yet {show_id(node)}'s "
+                    f"recorded state has sent it; {RULES['record-state']}, before its red letters",
+                    k,
+                    pos,
                 )
 
-    def _recorded_value(self, n: str, rec: LogEvent) -> None:
-        was, where = _state_before(self.run, n, rec.seq)
-        if was is _UNKNOWN or _canon(rec.state) == _canon(was):  # type: ignore[arg-type]
+    def apply(self, ev: LogEvent, pos: int) -> None:
+        c = ev.channel
+        assert c is not None and ev.msg is not None
+        node = ev.node
+        if c[0] == node:  # the state change of a send
+            if ev.of is None:  # before its write
+                msg = _Msg(c, ev.value)
+                msg.sstate, msg.spos = ev, pos
+                self.pend_write.setdefault(node, {})[ev.seq] = msg
+            else:  # after its write
+                msg_ = self.pend_state.get(node, {}).pop(ev.of, None)
+                if msg_ is None:
+                    raise _conflict(
+                        ev,
+                        f"this apply says it is the state change of {show_id(node)}'s event "
+                        f"{ev.of}, which is not a split send on {show_chan(c)} still waiting "
+                        "for its state change",
+                    )
+                msg = msg_
+                self.check_value(ev, msg)
+                msg.sstate, msg.spos = ev, pos
+                for sn in self.snaps.values():
+                    self.late_state_change(sn, msg, ev, pos)
+            self.set_state(ev, atomic=True)
+            self.count_flight(msg, 1)
             return
-        assert where is not None
-        self.fail(
-            "wrong-state",
-            rec,
-            f"{n} records {show(rec.state)}, but its state then was {show(was)} (after "  # type: ignore[arg-type]
-            f"{where.where}); {RULES['record-state']}",
+        # the application of a receipt
+        if ev.of is None:
+            raise _conflict(
+                ev,
+                f"this apply of a message {show_id(node)} receives names no receipt ('of'): a "
+                "message is applied after it is taken in",
+            )
+        held = self.held.get(node, {}).pop(ev.of, None)
+        if held is None:
+            raise _conflict(
+                ev,
+                f"this apply says it applies {show_id(node)}'s event {ev.of}, which is not a "
+                f"split receive on {show_chan(c)} still waiting to be applied",
+            )
+        self.check_value(ev, held)
+        self.set_state(ev, atomic=True)
+        self.taken_in(held, ev, pos)
+
+    def check_value(self, ev: LogEvent, msg: _Msg) -> None:
+        if not _same(ev.value, msg.value) or ev.channel != msg.chan:
+            raise _conflict(
+                ev,
+                f"this apply is of {show(ev.value)} on {show_chan(ev.channel)} "  # type: ignore[arg-type]
+                f"but event {ev.of} is of {show(msg.value)} on {show_chan(msg.chan)}",
+            )
+
+    def late_state_change(self, sn: _Snap, msg: _Msg, ev: LogEvent, pos: int) -> None:
+        """A split send's state change, after its write."""
+        node, c, k = ev.node, msg.chan, sn.k
+        rec = sn.rec.get(node)
+        marker = sn.marker_out.get(c)
+        wrote = msg.write.where if msg.write else "?"
+        # written after the red letter, its state change still before the recording
+        if (
+            rec is None
+            and marker is not None
+            and msg.wpos > sn.marker_out_pos[c]
+            and self.once(sn, "straddling-send", c)
+        ):
+            self.fail(
+                "straddling-send",
+                ev,
+                f"{show_id(node)} wrote this message on {show_chan(c)} ({wrote}) "
+                f"after red letter {show_snapshot(k)} ({marker.where}), and changes its "
+                f"state for it here, before it records its state for snapshot "
+                f"{show_snapshot(k)}: the recorded state has sent a message that the "
+                f"channel's stream puts after the cut, so the snapshot loses it; "
+                f"{RULES['red-letter-first']}",
+                k,
+                pos,
+            )
+
+    def marker_send(self, ev: LogEvent, pos: int) -> None:
+        c = ev.channel
+        assert c is not None
+        k = ev.value
+        sn = self.snap(k, ev, pos)  # type: ignore[arg-type]
+        if sn is None:
+            return
+        node = ev.node
+        first = sn.marker_out.get(c)
+        if first is not None:
+            self.fail(
+                "extra-red-letter",
+                ev,
+                f"{show_id(node)} sends red letter {show_snapshot(sn.k)} on {show_chan(c)} again "
+                f"(first at {first.where}); {RULES['one-red-letter']}",
+                sn.k,
+                pos,
+            )
+            return
+        sn.marker_out[c] = ev
+        sn.marker_out_pos[c] = pos
+        rec = sn.rec.get(node)
+        # a message whose state change the sender already made, not yet written on c
+        for msg in self.pend_write.get(node, {}).values():
+            if msg.chan != c:
+                continue
+            if self.once(sn, "straddling-send", c):
+                self.fail(
+                    "straddling-send",
+                    ev,
+                    f"{show_id(node)} changed its state for {show(msg.value)} on {show_chan(c)} "
+                    f"({msg.sstate.where if msg.sstate else '?'}) before "
+                    + (f"recording its state ({rec.where})" if rec else "recording its state")
+                    + " and writes that message only after this red letter: the recorded state "
+                    "has sent a message that the channel's stream puts after the cut, so the "
+                    f"snapshot loses it; {RULES['red-letter-first']}",
+                    sn.k,
+                    pos,
+                )
+
+    # -- receipts ---------------------------------------------------------------------------
+
+    def receipt(self, ev: LogEvent, pos: int, m: Matched) -> None:
+        c = ev.channel
+        assert c is not None
+        node = ev.node
+        if m.overtaken is not None and m.send is not None:
+            self.fail(
+                "not-fifo",
+                ev,
+                f"{show_chan(c)} delivers {show(ev.value)} (sent at {m.send.where}) before "
+                f"{show(m.overtaken.value)}, sent before it ({m.overtaken.where}): the channel is "
+                f"not FIFO ({RULES['fifo']})",
+                None,
+                pos,
+            )
+        msg = self.by_write.pop((m.send.node, m.send.seq), None) if m.send is not None else None
+        if msg is None:  # its send is not in the logs (the run is said to be cut)
+            msg = _Msg(c, ev.value)
+        msg.recv, msg.rpos = ev, pos
+        self.last_recv[c] = ev
+        for sn in self.snaps.values():
+            self.late_take(sn, ev, pos)
+            rec = sn.rec_pos.get(node)
+            if rec is not None and c not in sn.marker_in:
+                sn.due.setdefault(c, []).append(ev)
+        if ev.split:
+            self.held.setdefault(node, {})[ev.seq] = msg
+            self.set_state(ev, atomic=False)
+            self.remember(c, ev, msg)
+            return
+        self.set_state(ev, atomic=True)
+        self.remember(c, ev, msg)
+        self.taken_in(msg, ev, pos)
+
+    def remember(self, c: Chan, ev: LogEvent, msg: _Msg | None) -> None:
+        """Keep a receipt a record_message may name later (see :meth:`lookup`)."""
+        q = self.recent.setdefault(c, deque())
+        q.append((ev, msg))
+        if len(q) > 32:  # trimmed now and then: what no open snapshot may record
+            low = self.keep_from(c)
+            while len(q) > 1 and q[0][0].seq < low:
+                q.popleft()
+
+    def keep_from(self, c: Chan) -> int:
+        """The earliest seq of a receipt on ``c`` an open snapshot may still record."""
+        n = c[1]
+        low = 1 << 62
+        for sn in self.snaps.values():
+            r = sn.rec.get(n)
+            if r is not None and c not in sn.marker_in:
+                low = min(low, r.seq)
+        for seq in self.held.get(n, {}):
+            low = min(low, seq)
+        return low
+
+    def taken_in(self, msg: _Msg, ev: LogEvent, pos: int) -> None:
+        """The receiver's state change of ``msg`` (the receipt, or its apply)."""
+        msg.rstate, msg.rspos = ev, pos
+        c = msg.chan
+        self.in_channel.get(c, {}).pop(id(msg), None)
+        if msg.sstate is not None or msg.write is not None:
+            self.count_flight(msg, -1)
+        node = ev.node
+        for sn in self.snaps.values():
+            if sn.s0 < 0 or sn.sf >= 0:
+                continue
+            if node not in sn.rec:  # a white machine takes it: Lemma 0's replay
+                q = sn.white.setdefault(c, deque())
+                if q and q[0] is msg:
+                    q.popleft()
+                    continue
+                if sn.lemma0 is None:
+                    send_node = c[0]
+                    red_send = (
+                        msg.spos >= 0
+                        and send_node in sn.rec_pos
+                        and msg.spos > sn.rec_pos[send_node]
+                    )
+                    why = (
+                        f"its message was sent by {show_id(send_node)} after it turned red "
+                        f"({msg.sstate.where if msg.sstate else '?'})"
+                        if red_send or msg not in q
+                        else f"the shadow buffer holds {_list(x.value for x in q)}"
+                    )
+                    sn.lemma0 = _div(
+                        pos,
+                        "Lemma0",
+                        ev,
+                        f"snapshot {show_snapshot(sn.k)} breaks {RULES['Lemma0']} here: the white "
+                        f"machine {show_id(node)} cannot take this message in the shadow network: "
+                        + why,
+                        sn.k,
+                    )
+                if msg in q:
+                    q.remove(msg)
+            else:
+                sn.red.setdefault(c, []).append((pos, "take", msg.value, ev))
+
+    def late_take(self, sn: _Snap, ev: LogEvent, pos: int) -> None:
+        """A message taken from a channel whose red letter arrived, before recording."""
+        node = ev.node
+        c = ev.channel
+        first_in = sn.first_in.get(node)
+        if first_in is None or node in sn.rec or first_in.channel != c:
+            return
+        st = sn.start.get(node)
+        if st is not None and st.seq < first_in.seq:
+            return
+        if self.once(sn, "late-record", node):
+            self.fail(
+                "late-record",
+                ev,
+                f"{show_id(node)} takes this message from {show_chan(c)} after red letter "  # type: ignore[arg-type]
+                f"{show_snapshot(sn.k)} arrived on it ({first_in.where}) and before recording its "
+                f"state; {RULES['turn-red']}; its recorded state counts a message "
+                f"{show_id(c[0])} sent after turning red",  # type: ignore[index]
+                sn.k,
+                pos,
+            )
+
+    def marker_receive(self, ev: LogEvent, pos: int) -> None:
+        c = ev.channel
+        assert c is not None
+        sn = self.snap(ev.value, ev, pos)  # type: ignore[arg-type]
+        if sn is None:
+            return
+        node = ev.node
+        self.last_recv[c] = ev
+        self.remember(c, ev, None)
+        self.late_take(sn, ev, pos)
+        for other in self.snaps.values():
+            if other is not sn:
+                self.late_take(other, ev, pos)
+        if c in sn.marker_in:
+            return
+        sn.marker_in[c] = ev
+        sn.marker_in_pos[c] = pos
+        sn.first_in.setdefault(node, ev)
+        self.closed(sn, pos)
+
+    def closed(self, sn: _Snap, pos: int) -> None:
+        """A channel closed: when every channel is, the Lemma window ends here."""
+        if sn.sf >= 0 or sn.s0 < 0:
+            return
+        if any(c not in sn.marker_in for c in self.chans):
+            return
+        sn.sf = pos
+        for c in self.chans:
+            sn.final[c] = [m.value for m in self.in_channel.get(c, {}).values()]
+        self.maybe_done(sn)
+
+    # -- recording --------------------------------------------------------------------------
+
+    def record_state(self, sn: _Snap, ev: LogEvent, pos: int) -> None:
+        node, k = ev.node, sn.k
+        first = sn.rec.get(node)
+        if first is not None:
+            self.fail(
+                "record-state-twice",
+                ev,
+                f"{show_id(node)} records its state for snapshot {show_snapshot(k)} a second time "
+                f"(first at {first.where}); {RULES['record-state']}, once",
+                k,
+                pos,
+            )
+            return
+        self.begin_window(sn, pos)
+        sn.rec[node] = ev
+        sn.rec_pos[node] = pos
+        cause = [e for e in (sn.first_in.get(node), sn.start.get(node)) if e is not None]
+        if not cause:
+            self.fail(
+                "record-without-marker",
+                ev,
+                f"{show_id(node)} records its state for snapshot {show_snapshot(k)} before any "
+                f"red letter of it reached {show_id(node)} and without starting it "
+                f"({RULES['starter']})",
+                k,
+                pos,
+            )
+        was = self.state.get(node, _UNKNOWN)
+        where = self.state_at.get(node)
+        sn.local[node] = (was, ev)
+        if was is not _UNKNOWN and not _same(ev.state, was):
+            assert where is not None
+            self.fail(
+                "wrong-state",
+                ev,
+                f"{show_id(node)} records {show(ev.state)}, but its state then was "
+                f"{show(was)} (after {where.where}); {RULES['record-state']}",  # type: ignore[arg-type]
+                k,
+                pos,
+            )
+        # a message written before its red letter whose state change is still to come
+        for msg in self.pend_state.get(node, {}).values():
+            c = msg.chan
+            marker_pos = sn.marker_out_pos.get(c)
+            if (marker_pos is None or msg.wpos < marker_pos) and self.once(
+                sn, "red-letter-order", c
+            ):
+                assert msg.write is not None
+                sn.overtaken.append((msg.wpos, msg.write, msg, c, "split-after"))
+        # a message taken in before recording and applied after: the channel's record
+        for msg in self.held.get(node, {}).values():
+            c = msg.chan
+            assert msg.recv is not None
+            closed = sn.marker_in.get(c)
+            if closed is None or msg.recv.seq < closed.seq:
+                sn.due.setdefault(c, []).append(msg.recv)
+
+    def lookup(self, node: str, c: Chan, seq: int, line: LogEvent) -> tuple[LogEvent, _Msg | None]:
+        """The receipt event ``seq`` of ``node`` a record_message names (``of``): one
+        kept, or (a receipt long past) read again from its log."""
+        for ev, msg in reversed(self.recent.get(c, ())):
+            if ev.seq == seq:
+                return ev, msg
+            if ev.seq < seq:
+                break
+        found = self._reread(node, seq)
+        if found is None or found.event != "receive" or found.channel != c:
+            raise _conflict(
+                line,
+                f"this record_message says it records {show_id(node)}'s event {seq}, which is "
+                + (
+                    found.describe() + f" ({found.where})"
+                    if found is not None
+                    else "not in the log"
+                )
+                + f", not an earlier receive on {show_chan(c)}",
+            )
+        return found, None
+
+    def _reread(self, node: str, seq: int) -> LogEvent | None:
+        """An event no longer held, read again from its log (only for a record that
+        names a receipt long past)."""
+        info = self.merge.nodes.get(node)
+        if info is None:
+            return None
+        return next(
+            (e for e in self.merge._events_of(info.src) if e.node == node and e.seq == seq),
+            None,
         )
 
-    # -- red letters ---------------------------------------------------------------
-
-    def red_letters(self) -> None:
-        run, k = self.run, self.k
-        for c in run.chans:
-            n = c[0]
-            if n not in run.events:
-                continue
-            rec = self.rec.get(n)
-            sent = self.marker_out.get(c, [])
-            for extra in sent[1:]:
-                self.fail(
-                    "extra-red-letter",
-                    extra,
-                    f"{n} sends red letter {_snap(k)} on {_chan(c)} again (first at "
-                    f"{sent[0].where}); {RULES['one-red-letter']}",
-                )
-            if sent and (rec is None or sent[0].seq < rec.seq):
-                # Logged before the state: fine when nothing goes on c in between
-                # (the receipt of a red letter is one atomic action in EWD 864).
-                behind = next(
-                    (
-                        e
-                        for e in run.events[n]
-                        if e.seq > sent[0].seq
-                        and (rec is None or e.seq < rec.seq)
-                        and e.event == "send"
-                        and e.channel == c
-                        and _is_app(e)
-                    ),
-                    None,
-                )
-                if behind is not None:
-                    self.fail(
-                        "red-letter-while-white",
-                        behind,
-                        f"{n} sent red letter {_snap(k)} on {_chan(c)} ({sent[0].where}) before "
-                        "recording its state "
-                        + (f"({rec.where})" if rec else "(it never does)")
-                        + f" and sends this message on it in between: the message follows "
-                        f"the red letter, so {c[1]} does not record it, yet {n}'s recorded "
-                        f"state has sent it; {RULES['record-state']}, before its red letters",
-                    )
-                elif rec is None:
-                    self.later(
-                        "never-red",
-                        sent[0],
-                        f"{n} sends red letter {_snap(k)} on {_chan(c)} and never records its "
-                        f"state ({RULES['record-state']})",
-                    )
-            if rec is None:
-                continue
-            marker = sent[0] if sent else None
-            app = next(
-                (
-                    e
-                    for e in run.events[n]
-                    if e.seq > rec.seq
-                    and e.event == "send"
-                    and e.channel == c
-                    and _is_app(e)
-                    and (marker is None or e.seq < marker.seq)
-                ),
-                None,
-            )
-            if app is not None:
-                self.fail(
-                    "red-letter-order",
-                    app,
-                    f"{n} recorded its state for snapshot {_snap(k)} ({rec.where}) and sends "
-                    f"this message on {_chan(c)} before red letter {_snap(k)} "
-                    + (f"({marker.where})" if marker else "(never sent)")
-                    + f"; {RULES['red-letter-first']}; "
-                    + self._overtaken(app, c),
-                )
-            if marker is None:
-                self.later(
-                    "missing-red-letter",
-                    rec,
-                    f"{n} turned red here and never sends red letter {_snap(k)} on "
-                    f"{_chan(c)} ({RULES['turn-red']})",
-                )
-
-    def _overtaken(self, app: LogEvent, c: Chan) -> str:
-        """What became of an app message sent after its sender recorded, before the
-        red letter on that channel."""
-        r = self.run.received_by.get((app.node, app.seq))
-        q = c[1]
-        if r is None:
-            return f"{q} never receives it"
-        qrec = self.rec.get(q)
-        closed = self.marker_in.get(c)
-        if qrec is None or r.seq < qrec.seq:
-            return (
-                f"it reached {q} while {q} was still white ({r.where}), so {q}'s recorded "
-                f"state counts a message that {app.node}'s recorded state has not sent"
-            )
-        if closed is None or r.seq < closed.seq:
-            return (
-                f"it reached {q} after {q} turned red and while {_chan(c)} was still white "
-                f"({r.where}), so the recorded channel holds a message that "
-                f"{app.node}'s recorded state has not sent"
-            )
-        return f"it reached {q} after the channel turned red ({r.where})"
-
-    # -- channel recording --------------------------------------------------------
-
-    def channels(self) -> dict[Chan, list[Json]]:
-        """Check each channel's recording; the recorded contents per channel."""
-        run, k = self.run, self.k
-        got: dict[Chan, list[Json]] = {}
-        for c in run.chans:
-            n = c[1]
-            if n not in run.events:
-                continue
-            rec = self.rec.get(n)
-            closed = self.marker_in.get(c)
-            lines = self.records.get(c, [])
-            linked: dict[Key, LogEvent] = {}
-            for line in lines:
-                self._record_line(line, c, rec, closed, linked)
-            comp = self.complete.get(n)
-            report = dict(comp.channels).get(c[0]) if comp and comp.channels is not None else None
-            values = [self._value_of(x) for x in lines]
-            if (
-                report is not None
-                and lines
-                and [_canon(v) for v in report] != [_canon(v) for v in values]
-            ):
-                assert comp is not None
-                self.fail(
-                    "report-contradicts-record",
-                    comp,
-                    f"{n}'s report of snapshot {_snap(k)} gives {_chan(c)} as "
-                    f"{_list(report)}, but its record_message lines record {_list(values)} "
-                    f"({lines[0].where} ...): it reports what it did not record",
-                )
-            got[c] = list(report) if report is not None else values
-            if rec is None:
-                continue
-            due = [
-                e
-                for e in run.events[n]
-                if e.seq > rec.seq
-                and (closed is None or e.seq < closed.seq)
-                and e.event == "receive"
-                and e.channel == c
-                and _is_app(e)
-            ]
-            if report is not None and not lines:
-                want = [e.value for e in due]
-                if [_canon(v) for v in report] != [_canon(v) for v in want]:
-                    assert comp is not None
-                    self.fail(
-                        "wrong-channel",
-                        comp,
-                        f"{n} reports {_chan(c)} as {_list(report)} in snapshot {_snap(k)}; "
-                        f"the messages it received on it after recording its state "
-                        f"({rec.where}) and before the red letter "
-                        + (f"({closed.where})" if closed else "(never)")
-                        + f" are {_list(want)}; {RULES['record-channel']}",
-                    )
-                continue
-            # A channel whose red letter never came cannot be judged short of a
-            # record: a program may write a channel's stream when its red letter
-            # arrives (the crash or the end came first).  The open channel is
-            # judged below: liveness fail on a whole run, unknown on a cut one.
-            for e in due if closed is not None else ():
-                if closed is not None and (e.node, e.seq) not in linked:
-                    self.fail(
-                        "missing-record",
-                        e,
-                        f"{n} does not record this message of {_chan(c)} in snapshot "
-                        f"{_snap(k)}: it came after {n} recorded its state ({rec.where}) and "
-                        "before the red letter on the channel "
-                        + f"({closed.where}); {RULES['record-channel']}",
-                    )
-            if closed is None:
-                self.later(
-                    "open-channel",
-                    rec,
-                    f"{_chan(c)} never turns red in snapshot {_snap(k)}: red letter "
-                    f"{_snap(k)} never arrives on it ({RULES['liveness']})",
-                )
-        return got
-
-    def _value_of(self, line: LogEvent) -> Json:
-        if line.msg is not None and line.msg[0] == "marker":
-            return {"marker": line.msg[1]}
-        return line.value
-
-    def _record_line(
-        self,
-        line: LogEvent,
-        c: Chan,
-        rec: LogEvent | None,
-        closed: LogEvent | None,
-        linked: dict[Key, LogEvent],
-    ) -> None:
-        run, k, n = self.run, self.k, c[1]
-        evs = run.events[n]
+    def record_message(self, sn: _Snap, line: LogEvent, pos: int) -> None:
+        c = line.channel
+        assert c is not None
+        n, k = c[1], sn.k
+        sn.records.setdefault(c, []).append(line)
+        rec = sn.rec.get(n)
+        closed = sn.marker_in.get(c)
+        msg: _Msg | None = None
+        of: LogEvent | None
         if line.of is not None:
-            of = evs[line.of - 1] if 0 < line.of <= len(evs) else None
-            if of is None or of.event != "receive" or of.channel != c or of.seq > line.seq:
-                raise _conflict(
-                    line,
-                    f"this record_message says it records {n}'s event {line.of}, which is "
-                    + (of.describe() + f" ({of.where})" if of else "not in the log")
-                    + f", not an earlier receive on {_chan(c)}",
-                )
+            of, msg = self.lookup(n, c, line.of, line)
         else:
-            of = next(
-                (
-                    e
-                    for e in reversed(evs[: line.seq - 1])
-                    if e.event == "receive" and e.channel == c
-                ),
-                None,
-            )
+            last = self.last_recv.get(c)
+            of = last
+            if last is not None:
+                for ev, mm in reversed(self.recent.get(c, ())):
+                    if ev is last:
+                        msg = mm
+                        break
         as_marker = line.msg is not None and line.msg[0] == "marker"
-        if as_marker or (of is not None and _is_marker(of)):
-            what = of if of is not None and _is_marker(of) else line
+        of_marker = of is not None and of.msg is not None and of.msg[0] == "marker"
+        if as_marker or of_marker:
+            what = of if of_marker else line
+            assert what is not None
+            mk = what.msg[1] if what.msg is not None else None
             self.fail(
                 "marker-recorded",
                 line,
-                f"{n} records the red letter of snapshot {show(what.value)} "
+                f"{show_id(n)} records the red letter of snapshot {show_snapshot(mk)} "  # type: ignore[arg-type]
                 + (f"(received at {what.where}) " if what is of else "")
-                + f"as a message of {_chan(c)} in snapshot {_snap(k)}; a red letter is "
-                f"not a message of the computation; {RULES['record-channel']}",
+                + f"as a message of {show_chan(c)} in snapshot {show_snapshot(k)}; a red letter "
+                f"is not a message of the computation; {RULES['record-channel']}",
+                k,
+                pos,
             )
             return
         if of is None:
             self.fail(
                 "record-without-message",
                 line,
-                f"{n} records {show(line.value)} on {_chan(c)} in snapshot {_snap(k)}, but "
-                f"has taken no message from {_chan(c)} before; {RULES['record-channel']}",
+                f"{show_id(n)} records {show(line.value)} on {show_chan(c)} in snapshot "
+                f"{show_snapshot(k)}, but has taken no message from {show_chan(c)} before; "
+                f"{RULES['record-channel']}",
+                k,
+                pos,
             )
             return
-        first = linked.setdefault((of.node, of.seq), line)
-        if first is not line:
+        links = sn.linked.setdefault(c, {})
+        first = links.get(of.seq)
+        if first is not None:
             self.fail(
                 "recorded-twice",
                 line,
-                f"{n} records the message received at {of.where} a second time in snapshot "
-                f"{_snap(k)} (first at {first.where}); {RULES['record-channel']}, once each",
+                f"{show_id(n)} records the message received at {of.where} a second time in "
+                f"snapshot {show_snapshot(k)} (first at {first[0].where}); "
+                f"{RULES['record-channel']}, once each",
+                k,
+                pos,
             )
             return
+        links[of.seq] = (line, of)
+        # where the message entered the receiver's state: its receipt, or its apply
+        in_state = (
+            msg.rstate
+            if msg is not None and msg.rstate is not None
+            else (None if msg is not None else of)
+        )
         if closed is not None and of.seq > closed.seq:
             self.fail(
                 "record-after-close",
                 line,
-                f"{n} records {show(line.value)} on {_chan(c)} in snapshot {_snap(k)} after "
-                f"the channel turned red: its red letter arrived at {closed.where} and this "
-                f"message after it ({of.where}); {RULES['record-channel']}",
+                f"{show_id(n)} records {show(line.value)} on {show_chan(c)} in snapshot "
+                f"{show_snapshot(k)} after the channel turned red: its red letter arrived at "
+                f"{closed.where} and this message after it ({of.where}); {RULES['record-channel']}",
+                k,
+                pos,
             )
-        elif rec is None or of.seq < rec.seq:
+        elif rec is None or (in_state is not None and in_state.seq < rec.seq):
+            held = in_state is not None and in_state is not of
             self.fail(
                 "record-before-red",
                 line,
-                f"{n} records the message it received at {of.where} in snapshot {_snap(k)}, "
-                f"but it took that message in before recording its state "
+                f"{show_id(n)} records the message it received at {of.where} in snapshot "
+                f"{show_snapshot(k)}, but it "
+                + (
+                    f"applied that message ({in_state.where})"
+                    if held and in_state
+                    else "took that message in"
+                )
+                + " before recording its state "
                 + (f"({rec.where})" if rec else "(it never records it)")
                 + f", so the message is in its recorded state already; {RULES['record-channel']}",
+                k,
+                pos,
             )
-        elif _canon(line.value) != _canon(of.value):
+        elif not _same(line.value, of.value):
             self.fail(
                 "wrong-record",
                 line,
-                f"{n} records {show(line.value)} for the message it received at {of.where}, "
-                f"which is {show(of.value)}; {RULES['record-channel']}",
+                f"{show_id(n)} records {show(line.value)} for the message it received at "
+                f"{of.where}, which is {show(of.value)}; {RULES['record-channel']}",
+                k,
+                pos,
             )
 
-    # -- completion ------------------------------------------------------------------
+    def complete(self, sn: _Snap, ev: LogEvent, pos: int) -> None:
+        n, k = ev.node, sn.k
+        if n in sn.complete:
+            return
+        sn.complete[n] = ev
+        rec = sn.rec.get(n)
+        if rec is not None and ev.has_state and not _same(ev.state, rec.state):
+            self.fail(
+                "report-contradicts-record",
+                ev,
+                f"{show_id(n)}'s report of snapshot {show_snapshot(k)} gives its state as "
+                f"{show(ev.state)}, but it recorded {show(rec.state)} ({rec.where}): it reports "
+                "what it did not record",
+                k,
+                pos,
+            )
+        late = [c for c in self.inputs(n) if c not in sn.marker_in]
+        if rec is None:
+            self.fail(
+                "early-complete",
+                ev,
+                f"{show_id(n)} declares snapshot {show_snapshot(k)} complete before recording its "
+                f"state; {RULES['complete']}",
+                k,
+                pos,
+            )
+        elif late:
+            self.fail(
+                "early-complete",
+                ev,
+                f"{show_id(n)} declares snapshot {show_snapshot(k)} complete while "
+                + ", ".join(show_chan(c) for c in late)
+                + (" is" if len(late) == 1 else " are")
+                + f" still white (no red letter yet); {RULES['complete']}",
+                k,
+                pos,
+            )
+        self.maybe_done(sn)
 
-    def completion(self) -> bool:
-        """Check complete events; whether the snapshot completed everywhere."""
-        run, k = self.run, self.k
-        done = not any(n not in run.events for c in run.chans for n in c)
-        for n in run.nodes:
-            ins = run.inputs(n)
-            comp = self.complete.get(n)
-            rec = self.rec.get(n)
-            if rec is None:
-                done = False
-            late = [
-                c
-                for c in ins
-                if comp is not None
-                and (c not in self.marker_in or self.marker_in[c].seq > comp.seq)
-            ]
-            if any(c not in self.marker_in for c in ins):
-                done = False
-            if (
-                comp is not None
-                and rec is not None
-                and comp.has_state
-                and _canon(comp.state) != _canon(rec.state)
-            ):
-                self.fail(
-                    "report-contradicts-record",
-                    comp,
-                    f"{n}'s report of snapshot {_snap(k)} gives its state as "
-                    f"{show(comp.state)}, but it recorded {show(rec.state)} ({rec.where}): "
-                    "it reports what it did not record",
-                )
-            if comp is not None and (rec is None or comp.seq < rec.seq):
-                self.fail(
-                    "early-complete",
-                    comp,
-                    f"{n} declares snapshot {_snap(k)} complete before recording its state; "
-                    + RULES["complete"],
-                )
-            elif comp is not None and late:
-                self.fail(
-                    "early-complete",
-                    comp,
-                    f"{n} declares snapshot {_snap(k)} complete while "
-                    + ", ".join(_chan(c) for c in late)
-                    + (" is" if len(late) == 1 else " are")
-                    + " still white (no red letter yet); "
-                    + RULES["complete"],
-                )
-        return done
+    # -- the running total ------------------------------------------------------------------
 
-    # -- the shadow networks ------------------------------------------------------------
+    def count_state(self, ev: LogEvent) -> None:
+        """The node's amount after a state change (unknown when not logged)."""
+        if self.amount is None:
+            return
+        n = ev.node
+        old = self.node_amount.get(n)
+        was_unknown = n in self.node_amount and old is None
+        new = self.amount(ev.state) if ev.has_state else None
+        self.node_amount[n] = new
+        self.unknown += int(new is None) - int(was_unknown)
+        self.states_sum += (new or 0) - (old or 0)
 
-    def lemmas(
-        self, recorded: dict[Chan, list[Json]]
-    ) -> tuple[list[str], dict[str, Json], Divergence | None]:
-        """Lemma 0 and Lemma 1 as shadow replays; (broken lemmas, states, finding)."""
-        run, k = self.run, self.k
-        reds = list(self.rec.values())
-        s0 = min([run.at(e) for e in reds] + [run.at(e) for e in self.start.values()])
-        sf = max(run.at(e) for e in self.marker_in.values()) if self.marker_in else s0
-        states = {n: self.rec[n].state for n in run.nodes}
-        shadow: dict[Chan, list[LogEvent]] = {c: [] for c in run.chans}
-        for ev in run.order[:s0]:
-            if ev.event == "send" and _is_app(ev) and ev.channel is not None:
-                shadow[ev.channel].append(ev)
-            elif ev.event == "receive" and _is_app(ev) and ev.channel is not None:
-                sent = run.sent_by.get((ev.node, ev.seq))
-                if sent is not None and sent in shadow[ev.channel]:
-                    shadow[ev.channel].remove(sent)
-        local: dict[str, object] = {n: _state_at(run, n, s0 - 1) for n in run.nodes}
-        broken: list[str] = []
-        found: Divergence | None = None
+    def count_flight(self, msg: _Msg, sign: int) -> None:
+        if self.amount is not None:
+            self.flight_sum += sign * self.amount(msg.value)
 
-        def div(at: int, kind: str, ev: LogEvent, text: str) -> Divergence:
-            return _div(at, kind, ev, text, k)
+    def moved_at(self, ev: LogEvent) -> None:
+        """Where the sum of the states and the messages in flight first differs from
+        the initial total (the finding of the invariant points there)."""
+        if self.moved is not None or self.unknown or len(self.init) < len(self.merge.nodes):
+            return  # (every process's initial state first)
+        assert self.amount is not None
+        if self.want is None:
+            self.want = sum(self.amount(v) for v in self.init.values())
+        got = self.states_sum + self.flight_sum
+        if got != self.want:
+            self.moved = (ev, self.pos, self.want, got)
 
-        def white(ev: LogEvent) -> bool:
-            return ev.seq < self.rec[ev.node].seq
+    # -- judging a snapshot -----------------------------------------------------------------
 
-        # Lemma 0: the white machines' actions from the initial state.
-        for ev in run.order[s0 : sf + 1]:
-            if not (_is_app(ev) and white(ev)):
-                continue
-            if ev.event == "send" and ev.channel is not None:
-                shadow[ev.channel].append(ev)
-            elif ev.event == "receive" and ev.channel is not None:
-                q = shadow[ev.channel]
-                s = run.sent_by.get((ev.node, ev.seq))
-                if s is None:
-                    continue  # its send is not in the logs (the run is said unknown)
-                if not q or q[0] is not s:
-                    red_send = s.seq > self.rec[s.node].seq
-                    why = (
-                        f"its message was sent by {s.node} after it turned red ({s.where})"
-                        if red_send
-                        else f"the shadow buffer holds {_list([x.value for x in q])}"
-                    )
-                    broken.append("Lemma0")
-                    found = found or div(
-                        run.at(ev),
-                        "Lemma0",
-                        ev,
-                        f"snapshot {_snap(k)} breaks {RULES['Lemma0']} here: the white "
-                        f"machine {ev.node} cannot take this message in the shadow network: " + why,
-                    )
-                    break
-                q.pop(0)
-            local[ev.node] = ev.state if ev.has_state else _UNKNOWN
-        if "Lemma0" not in broken:
-            for c in run.chans:
-                have = [x.value for x in shadow[c]]
-                if [_canon(v) for v in have] != [_canon(v) for v in recorded.get(c, [])]:
-                    broken.append("Lemma0")
-                    at = self.rec.get(c[1])
-                    assert at is not None
-                    found = found or div(
-                        run.at(at),
-                        "Lemma0",
-                        at,
-                        f"snapshot {_snap(k)} breaks {RULES['Lemma0']}: the replay ends with "
-                        f"{_chan(c)} holding {_list(have)}; the snapshot records "
-                        f"{_list(recorded.get(c, []))}",
-                    )
-                    break
-        if "Lemma0" not in broken:
-            for n in run.nodes:
-                v = local[n]
-                if v is not _UNKNOWN and _canon(v) != _canon(states[n]):  # type: ignore[arg-type]
-                    broken.append("Lemma0")
-                    at = self.rec[n]
-                    found = found or div(
-                        run.at(at),
-                        "Lemma0",
-                        at,
-                        f"snapshot {_snap(k)} breaks {RULES['Lemma0']}: the replay ends with "
-                        f"{n} in the state {show(v)}; the snapshot records "  # type: ignore[arg-type]
-                        f"{show(states[n])}",
-                    )
-                    break
-        # Lemma 1: the red machines' actions from the snapshot state.
-        red_q: dict[Chan, list[Json]] = {c: list(recorded.get(c, [])) for c in run.chans}
-        for ev in run.order[s0 : sf + 1]:
-            if not _is_app(ev) or white(ev):
-                continue
-            if ev.event == "send" and ev.channel is not None:
-                red_q[ev.channel].append(ev.value)
-            elif ev.event == "receive" and ev.channel is not None:
-                q2 = red_q[ev.channel]
-                if not q2 or _canon(q2[0]) != _canon(ev.value):
-                    broken.append("Lemma1")
-                    found = found or div(
-                        run.at(ev),
-                        "Lemma1",
-                        ev,
-                        f"snapshot {_snap(k)} breaks {RULES['Lemma1']} here: the red "
-                        f"machine {ev.node} takes {show(ev.value)} from {_chan(ev.channel)}, "
-                        f"but from the snapshot state the shadow buffer holds {_list(q2)}",
-                    )
-                    break
-                q2.pop(0)
-        if "Lemma1" not in broken:
-            final: dict[Chan, list[Json]] = {c: [] for c in run.chans}
-            for ev in run.order[: sf + 1]:
-                if ev.event == "send" and _is_app(ev) and ev.channel is not None:
-                    final[ev.channel].append(ev.value)
-                elif (
-                    ev.event == "receive"
-                    and _is_app(ev)
-                    and ev.channel is not None
-                    and final[ev.channel]
-                ):
-                    final[ev.channel].pop(0)
-            for c in run.chans:
-                if [_canon(v) for v in red_q[c]] != [_canon(v) for v in final[c]]:
-                    broken.append("Lemma1")
-                    last = run.order[sf]
-                    found = found or div(
-                        sf,
-                        "Lemma1",
-                        last,
-                        f"snapshot {_snap(k)} breaks {RULES['Lemma1']}: the replay ends with "
-                        f"{_chan(c)} holding {_list(red_q[c])}; in the final state (after "
-                        f"{last.where}) it holds {_list(final[c])}",
-                    )
-                    break
-        return broken, states, found
+    def settled(self, sn: _Snap, n: str) -> bool:
+        """Whether ``n``'s records of ``sn`` are final: it logged its part complete, or
+        its log holds its whole run."""
+        return n in sn.complete or self.merge.ended(n)
 
+    def maybe_done(self, sn: _Snap) -> None:
+        """Judge and forget ``sn`` once it is complete everywhere."""
+        if sn.sf < 0:
+            return
+        if any(n not in sn.rec or n not in sn.complete for n in self.nodes):
+            return
+        if any(c not in sn.marker_in for c in self.chans):
+            return
+        self.judge(sn)
+        del self.snaps[sn.k]
+        self.done[sn.k] = _Done(self.cur)
 
-def judge_run(run: Run, *, invariant: Invariant | None = None) -> Validation:
-    """Judge a :class:`Run` (see the module docstring)."""
-    ks: dict[SnapshotId, int] = {}
-    for ev in run.order:
-        k = ev.snapshot
-        if k is None and _is_marker(ev):
-            k = ev.value  # type: ignore[assignment]
-        if k is not None and ev.event != "record_message":
-            ks.setdefault(k, run.at(ev))
-    findings: list[Divergence] = list(run.findings)
-    pending: list[Divergence] = []
-    checks: list[SnapshotCheck] = []
-    init = {n: evs[0].state for n, evs in run.events.items() if evs and evs[0].event == "init"}
-    for k in ks:
-        sn = _Snapshot(run, k)
-        sn.turning_red()
-        sn.red_letters()
-        recorded = sn.channels()
-        done = sn.completion()
-        own_fail = bool(sn.out)
-        findings += sn.out
-        pending += sn.pending
-        if not done:
-            missing = [n for n in run.nodes if n not in sn.rec]
-            shut = [c for c in run.chans if c not in sn.marker_in and c[1] in run.events]
-            unlogged = sorted({x for c in run.chans for x in c if x not in run.events})
+    def judge(self, sn: _Snap) -> None:
+        """Judge ``sn``: complete, or open where the logs stop."""
+        k = sn.k
+        nodes = list(self.nodes)
+        unlogged = sorted({x for c in self.chans for x in c if x not in self.merge.nodes})
+        missing = [n for n in nodes if n not in sn.rec]
+        shut = [c for c in self.chans if c not in sn.marker_in and c[1] in self.merge.nodes]
+        unsettled = [n for n in nodes if not self.settled(sn, n)]
+        done = not unlogged and not missing and not shut and not unsettled
+        # the red-letter-order findings, now that their red letter and receipt are known
+        for at, app, msg, c, form in sn.overtaken:
+            self.red_letter_order(sn, at, app, msg, c, form)
+        pend: list[Divergence] = []
+        self.open_parts(sn, pend)
+        recorded = self.channels(sn, pend)
+        if done:
+            broken = self.lemmas(sn, recorded)
+            states = {n: sn.rec[n].state for n in nodes}
+            note = ""
+            if self.invariant is not None:
+                bad = self.invariant(states, recorded, self.init)
+                if bad is not None:
+                    note = f"; the application's invariant does not hold: {bad}"
+                    self.invariant_finding(sn, bad)
+            ok = not self.failed[k] and not broken and not note
+            text = (
+                f"snapshot {show_snapshot(k)}: complete, consistent (Lemma 0 and Lemma 1 hold on "
+                "this run), recorded as EWD 864 says"
+                if ok
+                else f"snapshot {show_snapshot(k)}: wrong"
+                + (": it breaks " + " and ".join(broken) if broken else "")
+                + note
+            )
+            self.checks[k] = SnapshotCheck(k, ok, text, tuple(broken))
+            return
+        self.not_judged += 1
+        if unsettled and not missing and not shut and not unlogged:
+            what = (
+                f"{', '.join(show_id(n) for n in unsettled)} "
+                + ("stops" if len(unsettled) == 1 else "stop")
+                + " before logging "
+                + ("its" if len(unsettled) == 1 else "their")
+                + " part complete, so the records may not be final"
+            )
+        else:
             what = "; ".join(
-                ([f"no log holds the events of {', '.join(unlogged)}"] if unlogged else [])
+                (
+                    [f"no log holds the events of {', '.join(show_id(x) for x in unlogged)}"]
+                    if unlogged
+                    else []
+                )
                 + (
                     [
-                        f"{', '.join(missing)} never recorded"
+                        f"{', '.join(show_id(n) for n in missing)} never recorded"
                         + (" its state" if len(missing) == 1 else " their states")
                     ]
                     if missing
                     else []
                 )
                 + (
-                    [f"no red letter arrived on {', '.join(_chan(c) for c in shut)}"]
+                    [f"no red letter arrived on {', '.join(show_chan(c) for c in shut)}"]
                     if shut
                     else []
                 )
             )
-            checks.append(SnapshotCheck(k, False, f"snapshot {_snap(k)}: never completes: {what}"))
-            if not sn.pending:
-                at = run.order[ks[k]]
-                pending.append(
+        self.checks[k] = SnapshotCheck(
+            k, False, f"snapshot {show_snapshot(k)}: never completes: {what}"
+        )
+        if not pend:
+            pend.append(
+                _div(
+                    sn.first,
+                    "liveness",
+                    sn.first_ev,
+                    f"snapshot {show_snapshot(k)} never completes ({RULES['liveness']})",
+                    k,
+                )
+            )
+        self.pending += pend
+
+    def open_parts(self, sn: _Snap, pend: list[Divergence]) -> None:
+        """What keeps ``sn`` open: a machine that never turns red, a red letter never sent."""
+        k = sn.k
+
+        def later(kind: str, ev: LogEvent, pos: int, text: str) -> None:
+            pend.append(_div(pos, kind, ev, text, k))
+
+        for n in self.nodes:
+            if n in sn.rec:
+                continue
+            fi = sn.first_in.get(n)
+            st = sn.start.get(n)
+            if (
+                fi is not None
+                and (st is None or st.seq > fi.seq)
+                and ("late-record", n) not in sn.once
+            ):
+                c = fi.channel
+                later(
+                    "never-red",
+                    fi,
+                    sn.marker_in_pos.get(c, sn.first) if c is not None else sn.first,
+                    f"{show_id(n)} receives the red letter of snapshot {show_snapshot(k)} while "
+                    f"white and never records its state ({RULES['turn-red']})",
+                )
+            if st is not None:
+                later(
+                    "never-red",
+                    st,
+                    sn.start_pos[n],
+                    f"{show_id(n)} starts snapshot {show_snapshot(k)} and never records its state "
+                    f"({RULES['record-state']})",
+                )
+        for c in self.chans:
+            n = c[0]
+            if n not in self.merge.nodes:
+                continue
+            sent = sn.marker_out.get(c)
+            if (
+                sent is not None
+                and n not in sn.rec
+                and not any(
+                    d.kind == "red-letter-while-white"
+                    and d.why == f"snapshot {show_snapshot(k)}"
+                    and d.node == n
+                    for d in self.found.kept
+                )
+            ):
+                later(
+                    "never-red",
+                    sent,
+                    sn.marker_out_pos[c],
+                    f"{show_id(n)} sends red letter {show_snapshot(k)} on {show_chan(c)} and never "
+                    f"records its state ({RULES['record-state']})",
+                )
+            rec = sn.rec.get(n)
+            if rec is not None and sent is None:
+                later(
+                    "missing-red-letter",
+                    rec,
+                    sn.rec_pos[n],
+                    f"{show_id(n)} turned red here and never sends red letter {show_snapshot(k)} "
+                    f"on {show_chan(c)} ({RULES['turn-red']})",
+                )
+
+    def red_letter_order(
+        self, sn: _Snap, at: int, app: LogEvent, msg: _Msg, c: Chan, form: str
+    ) -> None:
+        k, node = sn.k, c[0]
+        rec = sn.rec[node]
+        marker = sn.marker_out.get(c)
+        before = f"before red letter {show_snapshot(k)} " + (
+            f"({marker.where})" if marker else "(never sent)"
+        )
+        if form == "red-letter-order" and msg.sstate is app:
+            head = (
+                f"{show_id(node)} recorded its state for snapshot {show_snapshot(k)} "
+                f"({rec.where}) and sends this message on {show_chan(c)} {before}"
+            )
+        else:
+            change = (
+                f"changes its state for it at {msg.sstate.where}"
+                if msg.sstate is not None
+                else "has not changed its state for it yet"
+            )
+            head = (
+                f"{show_id(node)} writes this message on {show_chan(c)} {before}, but "
+                f"{change}, after recording its state for snapshot {show_snapshot(k)} "
+                f"({rec.where}): the recorded state has not sent it"
+            )
+        self.fail(
+            "red-letter-order",
+            app,
+            f"{head}; {RULES['red-letter-first']}; " + self.overtaken_text(sn, msg, c),
+            k,
+            at,
+        )
+
+    def overtaken_text(self, sn: _Snap, msg: _Msg, c: Chan) -> str:
+        """What became of an app message sent after its sender recorded, before the red
+        letter on that channel."""
+        r = msg.recv
+        q = c[1]
+        if r is None:
+            return f"{show_id(q)} never receives it"
+        qrec = sn.rec.get(q)
+        closed = sn.marker_in.get(c)
+        if qrec is None or r.seq < qrec.seq:
+            return (
+                f"it reached {show_id(q)} while {show_id(q)} was still white ({r.where}), so "
+                f"{show_id(q)}'s recorded state counts a message that {show_id(c[0])}'s recorded "
+                "state has not sent"
+            )
+        if closed is None or r.seq < closed.seq:
+            return (
+                f"it reached {show_id(q)} after {show_id(q)} turned red and while {show_chan(c)} "
+                f"was still white ({r.where}), so the recorded channel holds a message that "
+                f"{show_id(c[0])}'s recorded state has not sent"
+            )
+        return f"it reached {show_id(q)} after the channel turned red ({r.where})"
+
+    def channels(self, sn: _Snap, pend: list[Divergence]) -> dict[Chan, list[Json]]:
+        """Check each channel's recording; the recorded contents per channel."""
+        k = sn.k
+        got: dict[Chan, list[Json]] = {}
+        for c in self.chans:
+            n = c[1]
+            if n not in self.merge.nodes:
+                continue
+            rec = sn.rec.get(n)
+            closed = sn.marker_in.get(c)
+            lines = sn.records.get(c, [])
+            comp = sn.complete.get(n)
+            report = dict(comp.channels).get(c[0]) if comp and comp.channels is not None else None
+            values = [_value_of(x) for x in lines]
+            if report is not None and lines and not _same_list(report, values):
+                assert comp is not None
+                self.fail(
+                    "report-contradicts-record",
+                    comp,
+                    f"{show_id(n)}'s report of snapshot {show_snapshot(k)} gives {show_chan(c)} as "
+                    f"{_list(report)}, but its record_message lines record {_list(values)} "
+                    f"({lines[0].where} ...): it reports what it did not record",
+                    k,
+                    self.pos,
+                )
+            got[c] = list(report) if report is not None else values
+            if rec is None:
+                continue
+            if closed is None:
+                # A channel whose red letter never came cannot be judged short of a
+                # record: a program may write a channel's stream when its red letter
+                # arrives.  The open channel is the finding: liveness on a whole run.
+                pend.append(
                     _div(
-                        ks[k],
-                        "liveness",
-                        at,
-                        f"snapshot {_snap(k)} never completes: {what} ({RULES['liveness']})",
+                        sn.rec_pos[n],
+                        "open-channel",
+                        rec,
+                        f"{show_chan(c)} never turns red in snapshot {show_snapshot(k)}: red "
+                        f"letter {show_snapshot(k)} never arrives on it ({RULES['liveness']})",
                         k,
                     )
                 )
-            continue
-        broken, states, found = sn.lemmas(recorded)
-        if found is not None:
-            findings.append(found)
-        note = ""
-        if invariant is not None:
-            bad = invariant(states, recorded, init)
-            if bad is not None:
-                note = f"; the application's invariant does not hold: {bad}"
-                at = max(sn.marker_in.values(), key=run.at)
-                findings.append(_div(run.at(at), "invariant", at, f"snapshot {_snap(k)}: {bad}", k))
-        ok = not own_fail and not broken and not note
-        if ok:
-            text = (
-                f"snapshot {_snap(k)}: complete, consistent (Lemma 0 and Lemma 1 hold on "
-                "this run), recorded as EWD 864 says"
+                continue
+            if not self.settled(sn, n):
+                continue  # its records may come later (a cut log): not judged
+            due = sn.due.get(c, [])
+            linked = sn.linked.get(c, {})
+            if report is not None and not lines:
+                want = [e.value for e in due]
+                if not _same_list(report, want):
+                    assert comp is not None
+                    left = _left_out(report, due)
+                    if left is not None:
+                        self.missing(sn, left, rec, closed, report=report)
+                    else:
+                        self.fail(
+                            "wrong-channel",
+                            comp,
+                            f"{show_id(n)} reports {show_chan(c)} as {_list(report)} in snapshot "
+                            f"{show_snapshot(k)}; the messages it received on it after recording "
+                            f"its state ({rec.where}) and before the red letter ({closed.where}) "
+                            f"are {_list(want)}; {RULES['record-channel']}",
+                            k,
+                            self.pos,
+                        )
+                continue
+            for e in due:
+                if e.seq not in linked:
+                    self.missing(sn, e, rec, closed)
+        return got
+
+    def missing(
+        self,
+        sn: _Snap,
+        e: LogEvent,
+        rec: LogEvent,
+        closed: LogEvent,
+        report: Sequence[Json] | None = None,
+    ) -> None:
+        n, k = e.node, sn.k
+        c = e.channel
+        assert c is not None
+        if e.seq < rec.seq:  # taken in before recording, applied after
+            why = (
+                f"{show_id(n)} took it in before recording its state ({rec.where}) and applied "
+                "it only after, so its recorded state does not hold it, and the channel's "
+                "record must"
             )
         else:
-            text = (
-                f"snapshot {_snap(k)}: wrong"
-                + (": it breaks " + " and ".join(dict.fromkeys(broken)) if broken else "")
-                + note
+            why = (
+                f"it came after {show_id(n)} recorded its state ({rec.where}) and before the red "
+                f"letter on the channel ({closed.where})"
             )
-        checks.append(SnapshotCheck(k, ok, text, tuple(dict.fromkeys(broken))))
-    # The rules first (they say what the program did), then the lemmas they break.
-    findings.sort(key=lambda d: (d.kind.startswith("Lemma") or d.kind == "invariant", d.step))
-    pending.sort(key=lambda d: d.step)
-    notes: list[str] = []
-    if not run.declared:
-        notes.append(
-            "the channels are read from the traffic (no init event lists every node's inputs "
-            "and outputs): a channel that carried nothing is not known"
+        self.fail(
+            "missing-record",
+            e,
+            f"{show_id(n)} does not record this message of {show_chan(c)} in snapshot "
+            f"{show_snapshot(k)}"
+            + (f" (its report gives {_list(report)})" if report is not None else "")
+            + f": {why}; {RULES['record-channel']}",
+            k,
+            self.pos,
         )
-    live = [
-        Divergence(
-            d.kind if d.kind == "liveness" else f"liveness-{d.kind}",
-            d.node,
-            d.summary,
-            d.model_did,
-            why=d.why,
-            step=d.step,
-            path=d.path,
-            line=d.line,
+
+    def lemmas(self, sn: _Snap, recorded: dict[Chan, list[Json]]) -> list[str]:
+        """Lemma 0 and Lemma 1 on the shadow networks; the lemmas broken.  One finding
+        per snapshot: the first place either breaks."""
+        k = sn.k
+        broken: list[str] = []
+        found = sn.lemma0
+        if found is not None:
+            broken.append("Lemma0")
+        else:
+            for c in self.chans:
+                have = [m.value for m in sn.white.get(c, ())]
+                want = recorded.get(c, [])
+                if not _same_list(have, want):
+                    broken.append("Lemma0")
+                    at = sn.rec[c[1]]
+                    found = _div(
+                        sn.rec_pos[c[1]],
+                        "Lemma0",
+                        at,
+                        f"snapshot {show_snapshot(k)} breaks {RULES['Lemma0']}: the replay ends "
+                        f"with {show_chan(c)} holding {_list(have)}; the snapshot records "
+                        f"{_list(want)}",
+                        k,
+                    )
+                    break
+        if "Lemma0" not in broken:
+            for n in self.nodes:
+                v, at = sn.local.get(n, (_UNKNOWN, sn.rec[n]))
+                if v is not _UNKNOWN and not _same(v, sn.rec[n].state):
+                    broken.append("Lemma0")
+                    found = _div(
+                        sn.rec_pos[n],
+                        "Lemma0",
+                        at,
+                        f"snapshot {show_snapshot(k)} breaks {RULES['Lemma0']}: the replay ends "
+                        f"with {show_id(n)} in the state {show(v)}; the snapshot records "  # type: ignore[arg-type]
+                        f"{show(sn.rec[n].state)}",
+                        k,
+                    )
+                    break
+        # Lemma 1: the red machines' actions from the snapshot state, per channel
+        first: Divergence | None = None
+        red_q: dict[Chan, list[Json]] = {}
+        for c in self.chans:
+            q = list(recorded.get(c, []))
+            for pos, kind, value, ev in sorted(sn.red.get(c, []), key=lambda x: x[0]):
+                if pos > sn.sf:
+                    break
+                if kind == "send":
+                    q.append(value)
+                    continue
+                if not q or not _same(q[0], value):
+                    assert ev is not None
+                    d = _div(
+                        pos,
+                        "Lemma1",
+                        ev,
+                        f"snapshot {show_snapshot(k)} breaks {RULES['Lemma1']} here: the red "
+                        f"machine {show_id(ev.node)} takes {show(value)} from {show_chan(c)}, but "
+                        f"from the snapshot state the shadow buffer holds {_list(q)}",
+                        k,
+                    )
+                    if first is None or d.step < first.step:
+                        first = d
+                    q = []
+                    break
+                q.pop(0)
+            red_q[c] = q
+        if first is not None:
+            broken.append("Lemma1")
+            found = found or first
+        else:
+            for c in self.chans:
+                fin = sn.final.get(c, [])
+                if not _same_list(red_q[c], fin):
+                    broken.append("Lemma1")
+                    last = max(sn.marker_in.values(), key=lambda e: sn.marker_in_pos[e.channel])  # type: ignore[index]
+                    found = found or _div(
+                        sn.sf,
+                        "Lemma1",
+                        last,
+                        f"snapshot {show_snapshot(k)} breaks {RULES['Lemma1']}: the replay ends "
+                        f"with {show_chan(c)} holding {_list(red_q[c])}; in the final state (after "
+                        f"{last.where}) it holds {_list(fin)}",
+                        k,
+                    )
+                    break
+        if found is not None:
+            self.found.add(found)
+            self.failed[k] += 1
+        return list(dict.fromkeys(broken))
+
+    def invariant_finding(self, sn: _Snap, bad: str) -> None:
+        k = sn.k
+        if self.moved is not None and self.moved[1] <= sn.sf:
+            ev, pos, want, got = self.moved
+            self.fail(
+                "invariant",
+                ev,
+                f"snapshot {show_snapshot(k)}: {bad}; the run's own total (the states and the "
+                f"messages in flight) first changes here, from {want:g} to {got:g}",
+                k,
+                pos,
+            )
+            return
+        last = max(sn.marker_in.values(), key=lambda e: sn.marker_in_pos[e.channel])  # type: ignore[index]
+        self.fail(
+            "invariant",
+            last,
+            f"snapshot {show_snapshot(k)}: {bad}; the run's own total (the states and the messages "
+            "in flight) never changes, so the snapshot records what the run never held",
+            k,
+            sn.sf,
         )
-        for d in pending
-    ]
-    if findings:
-        verdict = Verdict.FAIL
-        alls = findings + (live if not run.unclean else [])
-    elif pending and not run.unclean:
-        verdict = Verdict.FAIL
-        alls = live
-        notes.append("every log ends with its end event, so the run is over: a liveness failure")
-    elif pending or not ks:
-        verdict = Verdict.UNKNOWN
-        alls = []
-        if not ks:
+
+    # -- the end ----------------------------------------------------------------------------
+
+    def finish(self) -> Validation:
+        for k in list(self.snaps):
+            self.judge(self.snaps.pop(k))
+        ending = self.merge.ending
+        findings = self.found.kept
+        findings.sort(key=lambda d: (d.kind.startswith("Lemma") or d.kind == "invariant", d.step))
+        pending = sorted(self.pending, key=lambda d: d.step)
+        live = [
+            Divergence(
+                _live(d.kind),
+                d.node,
+                d.summary,
+                d.model_did,
+                why=d.why,
+                step=d.step,
+                path=d.path,
+                line=d.line,
+            )
+            for d in pending
+        ]
+        notes: list[str] = []
+        if self.undeclared:
+            notes.append(
+                "the channels are read from the traffic (no init event lists every node's inputs "
+                "and outputs): a channel that carried nothing is not known"
+            )
+        failed = bool(findings) or bool(pending and ending.whole)
+        verdict, case = settle(
+            failed=failed, snapshots=self.opened, open_=self.not_judged, ending=ending
+        )
+        alls = list(findings) + (live if ending.whole else [])
+        if not self.opened:
             notes.append("no snapshot in the logs: nothing to judge (start one in the run)")
-        if pending:
+        if pending and not ending.whole:
             notes.append(
                 "not judged: "
                 + "; ".join(d.model_did for d in pending[:3])
                 + ("; ..." if len(pending) > 3 else "")
             )
-        if run.unclean:
-            notes.append("the logs may not hold the whole run: " + "; ".join(run.unclean))
-    else:
-        verdict = Verdict.PASS
-        alls = []
-        if run.unclean:
-            notes.append("every snapshot completed before the logs end; " + "; ".join(run.unclean))
-    events = len(run.order)
-    return Validation(
-        verdict,
-        events,
-        alls[0] if alls else None,
-        tuple(checks),
-        tuple(notes),
-        divergences=tuple(alls),
-        what=f"events of {len(run.nodes)} processes judged on their own run (no model)",
-    )
+        if not ending.whole:
+            reasons = ending.reasons
+            notes.append(
+                "the logs may not hold the whole run: "
+                + "; ".join(reasons[:5])
+                + (f"; and {len(reasons) - 5} more" if len(reasons) > 5 else "")
+            )
+        for kind, n in sorted(self.found.dropped().items()):
+            notes.append(f"{n} more {kind} findings are not listed (the first {MAX_FINDINGS} are)")
+        checks = [self.checks[k] for k in self.order if k in self.checks]
+        return Validation(
+            verdict,
+            self.merge.events,
+            alls[0] if alls else None,
+            tuple(checks),
+            tuple(dict.fromkeys(notes)),
+            divergences=tuple(alls),
+            what=f"events of {len(self.merge.nodes)} processes judged on their own run (no model)",
+            case=case,
+        )
+
+
+def _live(kind: str) -> str:
+    name = kind if kind == "liveness" else f"liveness-{kind}"
+    assert name in RULE_NAMES, name
+    return name
+
+
+def _value_of(line: LogEvent) -> Json:
+    if line.msg is not None and line.msg[0] == "marker":
+        return {"marker": line.msg[1]}
+    return line.value
+
+
+def _left_out(report: Sequence[Json], due: Sequence[LogEvent]) -> LogEvent | None:
+    """The first due receipt a report leaves out, when the report is the due
+    messages with some left out (else None: it says something else)."""
+    want = [_canon(e.value) for e in due]
+    have = [_canon(v) for v in report]  # (an error path: the texts are compared)
+    i = 0
+    first: LogEvent | None = None
+    for j, w in enumerate(want):
+        if i < len(have) and have[i] == w:
+            i += 1
+        elif first is None:
+            first = due[j]
+    return first if i == len(have) else None
+
+
+def judge(merge: LogMerge, *, invariant: Invariant | None = None) -> Validation:
+    """Judge the run ``merge`` streams (see the module docstring)."""
+    j = _Judge(merge, invariant)
+    for pos, ev, m in merge:
+        j.take(pos, ev, m)
+    return j.finish()
 
 
 def validate_run(
@@ -1153,17 +1681,27 @@ def validate_run(
     whole_run: bool = False,
     invariant: Invariant | None = None,
 ) -> Validation:
-    """Build the run from parsed logs and judge it."""
-    return judge_run(build_run(logs, unclean=unclean, whole_run=whole_run), invariant=invariant)
+    """Judge logs already parsed (one list per process, or one holding them all);
+    ``unclean``: reasons known before that the logs may not hold the whole run."""
+    merge = LogMerge.of_lists([x for x in logs if x], tolerant=True, whole_run=whole_run)
+    merge.unclean.extend(unclean)
+    for i, log in enumerate(logs):
+        if not log:
+            merge.unclean.append(f"log {i + 1} is empty: its process wrote no event")
+    return judge(merge, invariant=invariant)
 
 
 def validate_run_files(
-    paths: Sequence[Path], *, whole_run: bool = False, invariant: Invariant | None = None
+    paths: Sequence[Path],
+    *,
+    whole_run: bool = False,
+    invariant: Invariant | None = None,
+    limit: int = MAX_LOGS_TOTAL,
 ) -> Validation:
-    """Read one log per process (or one holding them all) and judge the run they
-    record; an empty log or a cut last line makes a snapshot it leaves open unknown."""
-    logs, unclean = read_logs_tolerant(paths)
-    require_events(logs, paths)
-    return validate_run(
-        [x for x in logs if x], unclean=unclean, whole_run=whole_run, invariant=invariant
-    )
+    """Read one log per process (or one holding them all), a line at a time, and judge
+    the run they record; an empty log or a cut last line is a crashed process's, and a
+    snapshot it leaves open is unknown.  ``limit``: the most bytes read in all."""
+    merge = LogMerge.of_files(paths, tolerant=True, whole_run=whole_run, limit=limit)
+    v = judge(merge, invariant=invariant)
+    require_events(merge.events, paths)
+    return v

@@ -14,9 +14,10 @@ The harness (and z3, which trace generation uses) is imported inside the command
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 import redletter.cli.ui as ui
 from redletter.cli.options import (
@@ -79,10 +80,16 @@ def _sandbox_mode(value: str) -> str:
 VALIDATORS[_sandbox_mode] = ("choice", ())
 
 
+_FIELD = r"[A-Za-z_][A-Za-z0-9_]{0,99}"  #: a key of the user's JSON objects
+#: ``--conserved-sum`` given without a FIELD (no argument can hold a NUL byte)
+_NUMBERS = "\x00numbers"
+
+
 def _field_name(value: str | None) -> str | None:
+    """A field name, or :data:`_NUMBERS` (``--conserved-sum`` without one)."""
     import re
 
-    if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,99}", value):
+    if value is not None and value != _NUMBERS and not re.fullmatch(_FIELD, value):
         raise typer.BadParameter(
             f"a field name is 1 to 100 letters, digits or '_' (a key of your JSON objects), "
             f"got {value!r}"
@@ -455,7 +462,24 @@ def _split_validate_args(
     return model, logs
 
 
-@app.command("validate")
+class _ValidateCommand(TyperCommand):
+    """``conform validate``, whose ``--conserved-sum`` takes its FIELD optionally: a
+    bare ``--conserved-sum`` (at the end, before another option, or before a file: a
+    log) counts numbers only."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        def bare(i: int) -> bool:
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            return nxt is None or nxt.startswith("-") or (nxt != "" and Path(nxt).exists())
+
+        given = [
+            f"--conserved-sum={_NUMBERS}" if a == "--conserved-sum" and bare(i) else a
+            for i, a in enumerate(args)
+        ]
+        return super().parse_args(ctx, given)
+
+
+@app.command("validate", cls=_ValidateCommand)
 def validate_cmd(
     args: Annotated[
         list[str],
@@ -493,13 +517,24 @@ def validate_cmd(
         str | None,
         typer.Option(
             "--conserved-sum",
-            metavar="FIELD",
+            metavar="[FIELD]",
             callback=_field_name,
             help="The application's invariant: every snapshot's states and channel"
             " messages add up to the initial states' total (numbers count as themselves,"
-            " objects by their FIELD).",
+            " objects by their FIELD; without FIELD, numbers only). A finding points at"
+            " the event where the run's own total first changed.",
         ),
     ] = None,
+    max_input: Annotated[
+        str,
+        typer.Option(
+            "--max-input",
+            metavar="SIZE",
+            callback=size_option,
+            help="The most bytes read from all the logs together (the logs are read a line"
+            " at a time: memory does not grow with them; beyond it, exit 5).",
+        ),
+    ] = "4G",
     root: Annotated[
         Path | None,
         typer.Option(
@@ -515,14 +550,19 @@ def validate_cmd(
     replayed in a model named first (or with --model).
 
     Without a model, the processes, channels, payloads, snapshot ids and starters
-    are read from the logs. A snapshot that never completes fails (liveness) when
-    every log ends with its end event, and is unknown when a log is empty, cut
-    short or has no end (a crashed process): never a pass. In a model too, what a
-    log without its end event owes at its end is unknown, never a fail. Every
-    divergence is listed, the first in full. Exit 0 pass, 1 fail, 2 unknown, 5 bad
-    input.
+    are read from the logs, a line at a time. Both judges apply one cut rule: a
+    snapshot that completed before the logs stop is judged whatever came after; one
+    still open is a liveness failure when every log ends with its end event (or
+    --whole-run), and unknown when a log is empty, cut short or has no end (a
+    crashed process); a run with no snapshot is unknown. Every finding is listed,
+    each led by its rule's name, the first in full. Exit 0 pass, 1 fail, 2 unknown,
+    5 bad input.
     """
+    from redletter.conformance.sandbox import parse_bytes
+    from redletter.untrusted import show_text
+
     name, logs = _split_validate_args(args, model, from_log)
+    limit = parse_bytes(max_input)
     if name is None:
         from redletter.conformance.judges.runlog import conserved_sum as invariant_of
         from redletter.conformance.judges.runlog import validate_run_files
@@ -530,7 +570,10 @@ def validate_cmd(
         result = validate_run_files(
             logs,
             whole_run=whole_run,
-            invariant=invariant_of(conserved_sum) if conserved_sum is not None else None,
+            invariant=None
+            if conserved_sum is None
+            else invariant_of(None if conserved_sum == _NUMBERS else conserved_sum),
+            limit=limit,
         )
     else:
         if conserved_sum is not None:
@@ -543,6 +586,6 @@ def validate_cmd(
         from redletter.python_model.config import load_model
 
         cfg = load_model(name, models_dir(root))
-        result = validate_files(cfg, logs, whole_run=whole_run)
-    ui.lines(result.explain().splitlines())
+        result = validate_files(cfg, logs, whole_run=whole_run, limit=limit)
+    ui.lines(show_text(line) for line in result.explain().splitlines())
     done(result.verdict.exit_code)

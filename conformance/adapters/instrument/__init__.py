@@ -1,6 +1,7 @@
 """Instrumentation for programs that schedule themselves: write the kit's event log.
 
-- :mod:`.recorder` (standard library only; copy the file into your project):
+- :mod:`.redletter_recorder` (standard library only; copy the file into your
+  project; also ``redletter.recorder``; ``.recorder`` is its old name):
   :class:`~.recorder.Recorder`, one per process, writes the NDJSON event log
   (:mod:`redletter.conformance.eventlog`) with vector clocks, from any thread or
   coroutine, never holding its lock across your code; :func:`~.recorder.attach`
@@ -17,12 +18,14 @@ after :mod:`redletter.conformance.logcheck` checked their integrity.  See
 ``docs/instrument.md``.
 """
 
-from redletter.conformance.adapters.instrument.recorder import (
+from redletter.conformance.adapters.instrument.redletter_recorder import (
     CLOCK_KEY,
     Clock,
     Recorder,
     attach,
+    decode_clock,
     detach,
+    encode_clock,
 )
 
-__all__ = ["CLOCK_KEY", "Clock", "Recorder", "attach", "detach"]
+__all__ = ["CLOCK_KEY", "Clock", "Recorder", "attach", "decode_clock", "detach", "encode_clock"]

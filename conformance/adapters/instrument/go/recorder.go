@@ -24,6 +24,19 @@
 //
 //	rec.Close() // last: the end event
 //
+// A message whose state change is not where it is written or taken in is
+// logged in two halves, so that the judge can check that the recorded state
+// and the channel's stream put it on the same side of the cut:
+//
+//	change := rec.SendChange("tokyo", 3, balance) // the debit ...
+//	out <- Msg{Value: 3, VC: rec.SendAppOf("tokyo", 3, change)} // ... then the write
+//
+//	seq := rec.ReceiveAppSplit("lima", line, m.VC) // taken in now ...
+//	rec.Apply(seq, state)                          // ... applied later
+//
+// A binary wire format carries the clock as bytes: Clock.AppendBinary and
+// DecodeClock (the same bytes as the Python recorder's encode_clock).
+//
 // Payloads and states are any value encoding/json encodes; snapshot ids are
 // ints >= 1 or non-empty strings. RecordMessage links the record to the last
 // receive on that channel (the "of" field); RecordMessageOf names the receive
@@ -46,12 +59,16 @@
 package instrument
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // Clock is a vector clock: node -> the seq of its last event known here.
@@ -67,9 +84,65 @@ func (c Clock) Copy() Clock {
 	return out
 }
 
+// AppendBinary appends c to b in a binary form (for a binary wire format): the
+// number of entries, then for each the length of the node's name, the name
+// (UTF-8) and its seq, every number an unsigned varint, the entries in the
+// order of the names. It returns the extended slice.
+func (c Clock) AppendBinary(b []byte) []byte {
+	names := make([]string, 0, len(c))
+	for q := range c {
+		names = append(names, q)
+	}
+	sort.Strings(names)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, q := range names {
+		b = binary.AppendUvarint(b, uint64(len(q)))
+		b = append(b, q...)
+		b = binary.AppendUvarint(b, uint64(count("a clock entry", c[q], 0)))
+	}
+	return b
+}
+
+// DecodeClock reads a clock written by AppendBinary at the start of b; it
+// returns the clock and the number of bytes it took (the rest of the message
+// starts there).
+func DecodeClock(b []byte) (Clock, int, error) {
+	short := errors.New("instrument: the bytes end in the middle of a clock")
+	n, at := binary.Uvarint(b)
+	if at <= 0 {
+		return nil, 0, short
+	}
+	c := make(Clock, n)
+	for i := uint64(0); i < n; i++ {
+		size, k := binary.Uvarint(b[at:])
+		if k <= 0 || uint64(len(b)-at-k) < size {
+			return nil, 0, short
+		}
+		at += k
+		q := string(b[at : at+int(size)])
+		if !utf8.ValidString(q) || q == "" {
+			return nil, 0, errors.New("instrument: a clock's node name is not UTF-8 text")
+		}
+		at += int(size)
+		v, k := binary.Uvarint(b[at:])
+		if k <= 0 {
+			return nil, 0, short
+		}
+		at += k
+		c[q] = int(v)
+	}
+	return c, at, nil
+}
+
 type field struct {
 	key   string
 	value any
+}
+
+// owed is a split send or receive waiting for its Apply.
+type owed struct {
+	channel []string
+	payload any
 }
 
 // Events are the calls that log one event each; a Recorder and a Step have them.
@@ -89,6 +162,8 @@ type Recorder struct {
 	seq     int
 	vc      Clock
 	last    map[string]int // source -> seq of the last receive on that channel
+	split   map[int]owed   // seq of a split send or receive -> what its Apply logs
+	changes map[int]bool   // seq of a SendChange whose write is owed
 	err     error
 }
 
@@ -123,7 +198,8 @@ func New(node string, w io.Writer) *Recorder {
 	if node == "" {
 		panic("instrument: the node name must not be empty")
 	}
-	r := &Recorder{w: w, vc: Clock{}, last: map[string]int{}}
+	r := &Recorder{w: w, vc: Clock{}, last: map[string]int{}, split: map[int]owed{},
+		changes: map[int]bool{}}
 	r.Events = Events{emit: r.log, node: node, owner: r}
 	return r
 }
@@ -194,10 +270,27 @@ func (r *Recorder) log(event string, merge Clock, fields []field) Clock {
 	body := []byte(`,"event":`)
 	body = append(body, mustJSON(event)...)
 	src := ""
+	var owe *owed
+	settle, change, changed := 0, false, 0
 	for _, f := range fields {
-		if f.key == "_receive" {
+		switch f.key {
+		case "_receive":
 			src = f.value.(string)
 			continue
+		case "_owe":
+			o := f.value.(owed)
+			owe = &o
+			continue
+		case "_settle":
+			settle = f.value.(int)
+			continue
+		case "_change":
+			change = true
+			continue
+		case "of":
+			if event == "send" {
+				changed = f.value.(int)
+			}
 		}
 		body = append(body, ',')
 		body = append(body, mustJSON(f.key)...)
@@ -214,6 +307,18 @@ func (r *Recorder) log(event string, merge Clock, fields []field) Clock {
 	defer r.mu.Unlock()
 	if r.w == nil {
 		panic("instrument: the recorder of " + r.node + " is closed")
+	}
+	if settle > 0 {
+		if _, ok := r.split[settle]; !ok {
+			panic(fmt.Sprintf("instrument: %s's event %d is not a split send or receive still to be applied", r.node, settle))
+		}
+		delete(r.split, settle)
+	}
+	if changed > 0 {
+		if !r.changes[changed] {
+			panic(fmt.Sprintf("instrument: %s's event %d is not a SendChange still to be written", r.node, changed))
+		}
+		delete(r.changes, changed)
 	}
 	seq := r.seq + 1
 	vc := r.vc.Copy()
@@ -233,6 +338,12 @@ func (r *Recorder) log(event string, merge Clock, fields []field) Clock {
 	r.seq, r.vc = seq, vc
 	if src != "" {
 		r.last[src] = seq
+	}
+	if owe != nil {
+		r.split[seq] = *owe
+	}
+	if change {
+		r.changes[seq] = true
 	}
 	r.write(line)
 	return vc.Copy()
@@ -320,6 +431,74 @@ func (e Events) SendApp(dst string, payload any, state ...any) Clock {
 	return e.emit("send", nil, withState([]field{
 		{"channel", []string{e.node, name("dst", dst)}},
 		{"msg", map[string]any{"app": payload}},
+	}, state))
+}
+
+// SendChange logs the state change of a send written later (the debit of a
+// transfer before its write; state, optional: the state after it). It returns
+// its seq, for SendAppOf when the message is written.
+func (e Events) SendChange(dst string, payload any, state ...any) int {
+	vc := e.emit("apply", nil, withState([]field{
+		{"channel", []string{e.node, name("dst", dst)}},
+		{"msg", map[string]any{"app": payload}},
+		{"_change", true},
+	}, state))
+	return vc[e.node]
+}
+
+// SendAppOf logs the write of a message whose state change SendChange logged
+// as change; it returns the clock to carry on the message.
+func (e Events) SendAppOf(dst string, payload any, change int, state ...any) Clock {
+	return e.emit("send", nil, withState([]field{
+		{"channel", []string{e.node, name("dst", dst)}},
+		{"msg", map[string]any{"app": payload}},
+		{"of", count("change", change, 1)},
+	}, state))
+}
+
+// SendAppSplit logs the write of a message whose state changes later: Apply
+// the seq (the returned clock's own entry) when it does.
+func (e Events) SendAppSplit(dst string, payload any, state ...any) Clock {
+	channel := []string{e.node, name("dst", dst)}
+	return e.emit("send", nil, withState([]field{
+		{"channel", channel},
+		{"msg", map[string]any{"app": payload}},
+		{"split", true},
+		{"_owe", owed{channel, payload}},
+	}, state))
+}
+
+// ReceiveAppSplit logs the receipt of a message taken in now and applied to
+// the state later: Apply the seq it returns when it is.
+func (e Events) ReceiveAppSplit(src string, payload any, clock Clock, state ...any) int {
+	channel := []string{name("src", src), e.node}
+	vc := e.emit("receive", clock, withState([]field{
+		{"channel", channel},
+		{"msg", map[string]any{"app": payload}},
+		{"split", true},
+		{"_receive", src},
+		{"_owe", owed{channel, payload}},
+	}, state))
+	return vc[e.node]
+}
+
+// Apply logs the state change of the split send or receive logged as seq
+// (state, optional: the state after it).
+func (e Events) Apply(seq int, state ...any) {
+	if e.owner == nil {
+		panic("instrument: Apply needs the Recorder")
+	}
+	e.owner.mu.Lock()
+	o, ok := e.owner.split[seq]
+	e.owner.mu.Unlock()
+	if !ok {
+		panic(fmt.Sprintf("instrument: %s's event %d is not a split send or receive still to be applied", e.node, seq))
+	}
+	e.emit("apply", nil, withState([]field{
+		{"channel", o.channel},
+		{"msg", map[string]any{"app": o.payload}},
+		{"of", seq},
+		{"_settle", seq},
 	}, state))
 }
 

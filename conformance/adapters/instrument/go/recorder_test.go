@@ -3,9 +3,11 @@ package instrument
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -236,3 +238,78 @@ func TestStepHoldsNoLock(t *testing.T) {
 type discard struct{}
 
 func (*discard) Write(b []byte) (int, error) { return len(b), nil }
+
+// TestClockBytes: the binary form of a clock is the Python recorder's
+// encode_clock, byte for byte, and reads back.
+func TestClockBytes(t *testing.T) {
+	c := Clock{"p1": 3, "zürich": 128, "b": 300}
+	got := c.AppendBinary([]byte{})
+	const want = "030162ac0202703103077ac3bc726963688001"
+	if hex := fmt.Sprintf("%x", got); hex != want {
+		t.Fatalf("AppendBinary = %s, want %s", hex, want)
+	}
+	back, n, err := DecodeClock(append(got, "rest"...))
+	if err != nil || n != len(got) || len(back) != 3 || back["zürich"] != 128 || back["b"] != 300 {
+		t.Fatalf("DecodeClock = %v, %d, %v", back, n, err)
+	}
+	if _, _, err := DecodeClock(got[:len(got)-1]); err == nil {
+		t.Fatal("a clock cut short must be an error")
+	}
+}
+
+// TestTwoHalves: a send whose debit comes first, a send written first and a
+// receipt applied later are logged as the log format says (split, apply, of).
+func TestTwoHalves(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p1.ndjson")
+	r, err := Open("p1", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change := r.SendChange("p2", 1, 4)
+	r.SendAppOf("p2", 1, change)
+	vc := r.SendAppSplit("p2", 2)
+	r.Apply(vc["p1"], 2)
+	seq := r.ReceiveAppSplit("p2", 5, Clock{"p2": 1})
+	r.Apply(seq, 7)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "vc")
+		delete(m, "node")
+		got = append(got, m)
+	}
+	want := []string{
+		`{"channel":["p1","p2"],"event":"apply","msg":{"app":1},"seq":1,"state":4}`,
+		`{"channel":["p1","p2"],"event":"send","msg":{"app":1},"of":1,"seq":2}`,
+		`{"channel":["p1","p2"],"event":"send","msg":{"app":2},"seq":3,"split":true}`,
+		`{"channel":["p1","p2"],"event":"apply","msg":{"app":2},"of":3,"seq":4,"state":2}`,
+		`{"channel":["p2","p1"],"event":"receive","msg":{"app":5},"seq":5,"split":true}`,
+		`{"channel":["p2","p1"],"event":"apply","msg":{"app":5},"of":5,"seq":6,"state":7}`,
+		`{"event":"end","seq":7}`,
+	}
+	for i, m := range got {
+		b, _ := json.Marshal(m)
+		if i >= len(want) || string(b) != want[i] {
+			t.Fatalf("line %d: %s", i+1, b)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("applying an event twice must panic")
+		}
+	}()
+	r2, _ := Open("p1", filepath.Join(t.TempDir(), "x.ndjson"))
+	s := r2.ReceiveAppSplit("p2", 1, nil)
+	r2.Apply(s)
+	r2.Apply(s)
+}

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from redletter.conformance.adapters.instrument.recorder import Recorder, attach, detach
+from redletter.conformance.adapters.instrument.redletter_recorder import Recorder, attach, detach
 
 __all__ = ["BRANCHES", "BUGS", "LINKS", "main", "run_bank"]
 

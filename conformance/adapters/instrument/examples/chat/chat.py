@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from redletter.conformance.adapters.instrument.recorder import Recorder, attach, detach
+from redletter.conformance.adapters.instrument.redletter_recorder import Recorder, attach, detach
 
 __all__ = ["BUGS", "PEOPLE", "main", "run_chat"]
 

@@ -13,7 +13,7 @@ complete here when every input link's marker has arrived.
 Every link ``p -> q`` is its own TCP connection (opened by ``p``), so it is FIFO;
 each link delays its messages by a fixed latency (a slow network), so messages
 are in flight while a snapshot runs.  The node writes its event log with
-:class:`~redletter.conformance.adapters.instrument.recorder.Recorder`, the
+:class:`~redletter.conformance.adapters.instrument.redletter_recorder.Recorder`, the
 vector clock riding on every message under ``"vc"``.
 
 Run by the launcher (:mod:`.launcher`)::
@@ -47,7 +47,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from redletter.conformance.adapters.instrument.recorder import Recorder, attach, detach
+from redletter.conformance.adapters.instrument.redletter_recorder import Recorder, attach, detach
 
 __all__ = ["BUGS", "Node", "main"]
 
