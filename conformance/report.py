@@ -399,6 +399,15 @@ def snapshot_rows(cfg: ModelConfig, trace: Trace, node_run: NodeRun) -> tuple[Sn
             if tokens:
                 exp_total += sum(want_c)
                 got_total += sum(got_c)
+        inputs = cfg.in_mask
+        for pi, n in enumerate(cfg.procs):
+            done = end.red_buf[ki] & inputs[pi] == inputs[pi] and end.s0[ki] is not None
+            rep_ = reports[n]
+            said = rep_ is not None and rep_.complete
+            rows.append(
+                (f"{n}'s part complete", "yes" if done else "no", "yes" if said else "no",
+                 done != said)
+            )  # fmt: skip
         total = sum(int(str(x)) for x in end.local) + sum(sum(b) for b in _app_bufs(end))
         note = (
             f"the model's snapshot {k} holds {exp_total} token{'s' if exp_total != 1 else ''}"

@@ -12,11 +12,14 @@ snapshot differs from it.
 
 from __future__ import annotations
 
+from html import escape
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from redletter.conformance.adapters.cos418.campaign import generate_case
 from redletter.conformance.adapters.cos418.judge import RunResult
+from redletter.conformance.adapters.cos418.report import snapshots_html
 from redletter.conformance.formats.cos418 import RecordedMessage, Snap
 from redletter.conformance.judges.expected import expected_run
 from redletter.conformance.judges.run import RunJudgement, differences, judge_run
@@ -41,8 +44,9 @@ CASES = st.tuples(st.integers(0, 10_000), st.integers(0, 200), st.integers(0, 10
 def check_expectation(r: RunResult) -> None:
     """What a failing run's report shows as expected (the gallery's slow test calls this
     on every failing package of both dialects): every expected snapshot conserves the
-    system's tokens, and the failure lists exactly the places where the package's
-    snapshots differ from them; a run judged without its log shows no expectation."""
+    system's tokens, and the report lists exactly the places where the package's
+    snapshots differ from them (in the failure's words too, when the failure is the run
+    judge's); a run judged without its log shows no expectation."""
     if r.document is None or r.run is None or not r.run.log_usable:
         assert r.expected == (), r.message  # the report says why there is none
         return
@@ -54,7 +58,10 @@ def check_expectation(r: RunResult) -> None:
     finding = r.run.finding
     assert finding is not None, r.message
     assert finding.differences == diffs, r.message
-    if diffs:
+    html = "".join(snapshots_html(r, top.ids, top.links))
+    for d in diffs:
+        assert f"<li>{escape(d.describe())}</li>" in html, (d, html)
+    if diffs and finding.message in r.message:
         listed = "; ".join(d.describe() for d in diffs[:6])
         assert f"Where the package's snapshots differ from Chandy–Lamport's: {listed}" in (
             r.message
@@ -176,9 +183,7 @@ MISSING_STEPS: list[Step] = [
 
 
 def test_a_marker_never_sent_arrives_where_the_rules_put_it() -> None:
-    doc = parse_run_document(
-        _doc(OVERTAKEN, MISSING_STEPS, {"N1": 5, "N2": 5}, [], returned=2)
-    )
+    doc = parse_run_document(_doc(OVERTAKEN, MISSING_STEPS, {"N1": 5, "N2": 5}, [], returned=2))
     run = expected_run(doc)
     assert run is not None
     # ahead of the token on N1→N2; N2's own marker arrives after the run

@@ -286,9 +286,12 @@ def test_a_failing_nodes_own_run_is_drawn_beside_the_models_and_breaks_at_its_st
     assert page.count('<figure class="rl-run"') == 2
     # the model keeps step; the node's own run breaks Lemma 0's shadow network at the
     # step where it diverged, by rule (iii d): it recorded nothing of the message in flight
-    walks = [(w["lemma"], w["ok"], w.get("verdictStep")) for w in model["walks"]]  # type: ignore[union-attr]
+    model_walks = model["walks"]
+    mine_walks = mine["walks"]
+    assert isinstance(model_walks, list) and isinstance(mine_walks, list)
+    walks = [(w["lemma"], w["ok"], w.get("verdictStep")) for w in model_walks]
     assert walks == [(0, True, None), (1, True, None)]
-    lemma0 = next(w for w in mine["walks"] if w["lemma"] == 0)  # type: ignore[union-attr]
+    lemma0 = next(w for w in mine_walks if w["lemma"] == 0)
     assert (lemma0["ok"], lemma0["verdictStep"]) == (False, 3)
     assert lemma0["moves"][-1]["rule"] == "iii d"
     assert lemma0["moves"][-1]["why"] == (
@@ -303,7 +306,7 @@ def test_a_failing_nodes_own_run_is_drawn_beside_the_models_and_breaks_at_its_st
     }
     # the report: the model's snapshot beside the node's, the difference marked
     html = unescape(out["html"].read_text(encoding="utf-8"))
-    assert '<tr class="rl-here"><td>p1→p2</td><td>[1]</td><td>[] ✗ differs</td></tr>' in html
+    assert '<tr class="rl-differs"><td>p1→p2</td><td>[1]</td><td>[] ✗ differs</td></tr>' in html
     assert (
         "it differs from the model's at p1→p2; the model's snapshot 1 holds 2 tokens in all, "
         "the node's 1; the system holds 2." in html

@@ -99,9 +99,10 @@ _STYLES = (
     SnapshotStyle("#56B4E9", "4,2,1,2", "4,2,1,2", "square", "square"),
     SnapshotStyle("#CC79A7", "2,3", "9,3,2,3,2,3", "square", "square"),
 )
-#: The dash of a red letter where the rules send it and the program under test did not
-#: (sparse dots: no snapshot's red letters use it).
-DUE_DASH = "1,5"
+#: A red letter where the rules send it and the program under test did not: solid and
+#: pale with an open head (every snapshot's own red letters are dashed).
+DUE_DASH = "none"
+DUE_OPACITY = "0.45"
 
 
 def snapshot_style(k: int) -> SnapshotStyle:
@@ -396,9 +397,8 @@ def _legend_items(
     if "due" in marks:
         items.append(
             (
-                f'<line x1="0" y1="0" x2="22" y2="0" stroke="{VERMILLION}" stroke-width="2.2" '
-                f'stroke-dasharray="{DUE_DASH}" stroke-linecap="round" '
-                'marker-end="url(#rl-redopen)"/>',
+                f'<line x1="0" y1="0" x2="22" y2="0" stroke="{VERMILLION}" stroke-width="2.6" '
+                f'stroke-opacity="{DUE_OPACITY}" marker-end="url(#rl-redopen)"/>',
                 words.due_marker,
             )
         )
@@ -784,6 +784,8 @@ def draw(
             else ""
         )
         dash = f' stroke-dasharray="{letter}"' if letter else ""
+        if sev.mark == "due":
+            dash += f' stroke-opacity="{DUE_OPACITY}"'
         marker = "rl-redopen" if sev.snapshot is not None else "rl-open"
         cls = f" rl-{sev.mark}" if sev.mark else ""
         out.append(
@@ -851,17 +853,44 @@ def draw(
     # ---- callouts: a numbered mark beside each message that is a finding, off its line
     if callouts:
         out.append('<g class="rl-callouts">')
+        # what a mark must not cover: the labels placed, and the marks placed before it
+        taken = [
+            (col_x(columns[i]) - _text_w(t) / 2, b - 11.2, col_x(columns[i]) + _text_w(t) / 2,
+             b + 2.9)
+            for i, (b, t) in enumerate(placed)
+            if t
+        ]  # fmt: skip
         for mark, callout, mid in [(m, co, x) for m, co in callouts for x in co.msg_ids]:
             if mid not in ends:
                 continue
             sx, sy, ex, ey = ends[mid]
-            mx, my = sx + (ex - sx) * 0.35, sy + (ey - sy) * 0.35
-            # 13 px off the line, on the side away from the lines of the machines
+            # 13 px off the line (on either side), at the first place along it that
+            # touches nothing written before
             dx, dy = ey - sy, sx - ex
             norm = max((dx * dx + dy * dy) ** 0.5, 1.0)
             if dy > 0:
                 dx, dy = -dx, -dy
-            cx, cy = mx + 13 * dx / norm, my + 13 * dy / norm
+            ox, oy = 13 * dx / norm, 13 * dy / norm
+            spots = [
+                (sx + (ex - sx) * f + side * ox, sy + (ey - sy) * f + side * oy)
+                for f in (0.35, 0.5, 0.65, 0.2, 0.8)
+                for side in (1, -1)
+            ]
+            free = next(
+                (
+                    (x, y)
+                    for x, y in spots
+                    if not any(
+                        x - 10 < b[2] and b[0] < x + 10 and y - 10 < b[3] and b[1] < y + 10
+                        for b in taken
+                    )
+                ),
+                None,
+            )
+            if free is None:  # no room beside this arrow: its note still says it
+                continue
+            cx, cy = free
+            taken.append((cx - 10, cy - 10, cx + 10, cy + 10))
             step = sends[mid][3]
             out.append(
                 f'<g class="rl-callout" data-step="{step}" data-msg="{mid}">'
@@ -1188,8 +1217,10 @@ def _message(
         # a finding: the red letter where the rules send it (dotted, open head), or where
         # the program under test sent it instead (thick)
         dash, width, head, cls, under = st.letter_dash, "1.6", "rl-redarrow", "", ""
+        opacity = ""
         if sev.mark == "due":
-            dash, width, head, cls = DUE_DASH, "2.2", "rl-redopen", " rl-due"
+            dash, width, head, cls = DUE_DASH, "2.6", "rl-redopen", " rl-due"
+            opacity = f' stroke-opacity="{DUE_OPACITY}"'
         elif sev.mark == "late":
             width, cls = "2.6", " rl-late"
             under = (
@@ -1200,7 +1231,7 @@ def _message(
         return under + (
             f'<line class="rl-msg rl-red{cls}" data-send="{sstep}" data-step="{rstep}" '
             f'data-snapshot="{sev.snapshot}" data-msg="{mid}" x1="{_f(sx)}" y1="{_f(sy)}" '
-            f'x2="{_f(x)}" y2="{_f(y)}" stroke="{VERMILLION}" stroke-width="{width}" '
+            f'x2="{_f(x)}" y2="{_f(y)}" stroke="{VERMILLION}" stroke-width="{width}"{opacity} '
             f'stroke-dasharray="{"none" if sev.mark == "late" else dash}" '
             f'stroke-linecap="round" marker-end="url(#{head})"/>'
         )

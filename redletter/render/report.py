@@ -203,7 +203,7 @@ def render_report(page: ReportPage) -> str:
             f'<div class="rl-svgwrap">{page.svg}</div></section>'
         )
     for snap in page.snapshots:
-        marked = ' class="rl-here"'
+        marked = ' class="rl-differs"'
         snap_rows = "".join(
             f"<tr{marked if bad else ''}><td>{escape(place)}</td>"
             f"<td>{escape(want)}</td><td>{escape(got)}{' ✗ differs' if bad else ''}</td></tr>"

@@ -50,7 +50,7 @@ from redletter.render.diagram import (
     render_svg,
 )
 
-__all__ = ["diagram_of", "expected_vs_recorded", "summary_json", "write_report"]
+__all__ = ["diagram_of", "expected_vs_recorded", "snapshots_html", "summary_json", "write_report"]
 
 
 # --------------------------------------------------------------------------- diagram
@@ -120,11 +120,23 @@ def diagram_of(
     ids = doc.topology.ids
     events: list[Event] = []
     callouts: list[Callout] = []
+    after: list[str] = []
     if expected_run is not None:
-        events = [_event(e) for e in expected_run.events]
-        for m in expected_run.moved:
-            if m.follows is not None:
-                continue  # a consequence of a marker that has its own note
+        # a marker moved only because an earlier one was late is drawn where the rules
+        # put it; the package's own (on time for its run) would only crowd the picture
+        follows = {(m.snapshot, m.link) for m in expected_run.moved if m.follows is not None}
+        events = [
+            _event(e)
+            for e in expected_run.events
+            if not (e.origin == "package" and (e.value, e.link) in follows)
+        ]
+        primary = [m for m in expected_run.moved if m.follows is None]
+        if len(primary) > _CALLOUTS:
+            after = [
+                f"{len(primary) - _CALLOUTS} more markers went out elsewhere than the rules say"
+                " (the report lists them all, above the picture)"
+            ]
+        for m in primary[:_CALLOUTS]:
             ids_ = tuple(
                 x
                 for x in (
@@ -140,7 +152,7 @@ def diagram_of(
     else:
         axis = tuple((i, st.time) for i, st in enumerate(doc.steps))
     notes = expected_vs_recorded(ids, doc.topology.links, expected, recorded)
-    after = (
+    after += (
         [
             f"the last {expected_run.after} time step(s) follow the logged run: there the "
             "markers the package never delivered arrive (what is still in flight is delivered "
@@ -166,6 +178,10 @@ def diagram_of(
         else tuple(after),
     )
     return render_svg(diagram)
+
+
+#: Markers numbered in a picture at most (the others are counted in a note under it).
+_CALLOUTS = 9
 
 
 def _marker_msg(run: ExpectedRun, k: int, link: Link, origin: str) -> int | None:
@@ -374,7 +390,7 @@ def _snap_table(
     )
 
 
-def _snapshots_html(r: RunResult, servers: Sequence[str], links: Sequence[Link]) -> list[str]:
+def snapshots_html(r: RunResult, servers: Sequence[str], links: Sequence[Link]) -> list[str]:
     """The expected and the returned snapshots, table by table, the rows that differ
     marked; or, where the run's log could not be used (the snapshots were judged by
     outcome, up to some FIFO schedule of the scenario), the returned ones alone, and why
@@ -588,7 +604,7 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
             f"<tr><td><pre>{escape(format_topology(shown.case.topology))}</pre></td>"
             f"<td><pre>{escape(format_scenario(shown.case.scenario))}</pre></td></tr></table>"
         )
-        html += _snapshots_html(r, shown.case.topology.ids, shown.case.topology.links)
+        html += snapshots_html(r, shown.case.topology.ids, shown.case.topology.links)
         if r.document is not None and r.document.steps:
             html.append(f"<h3>The run's schedule (logged)</h3>{_schedule_table(r.document)}")
         if svg:

@@ -344,6 +344,18 @@
   function showDiagram() {
     SVGS.forEach(function (svg, j) { showOneDiagram(svg, RUNS[j]); });
   }
+  // the step where a node under test diverged, marked in every diagram (the same step
+  // of each run: the node's and the model's)
+  SVGS.forEach(function (svg) {
+    (RUNS[0].annotations || []).forEach(function (a) {
+      svg.querySelectorAll('.rl-col[data-step="' + a.step + '"]').forEach(function (c) {
+        c.classList.add("rl-diverged");
+        var t = document.createElementNS(c.namespaceURI, "title");
+        t.textContent = a.title + " (step " + a.step + ")";
+        c.appendChild(t);
+      });
+    });
+  });
   function showOneDiagram(svg, run) {
     // what each snapshot has recorded so far (never the future), beside each machine
     var at = Math.min(cur, run.states.length - 1);
