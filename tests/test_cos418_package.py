@@ -421,6 +421,8 @@ def test_a_data_race_is_found_only_under_the_race_detector(
     assert plain.verdict == Verdict.PASS, plain.message
     raced = _check(gallery / entry.name, tmp_path, CheckOptions(race=True, shrink=False))
     assert raced.verdict == Verdict.FAIL
+    assert raced.first_failure is not None
+    check_expectation(raced.first_failure.result)  # the snapshots are the algorithm's
     assert raced.message.startswith("the race detector found"), raced.message
     assert ".go:" in raced.message
     assert raced.course is not None and raced.course.race
