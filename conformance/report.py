@@ -44,6 +44,7 @@ from redletter.conformance.traces import (
     write_trace,
 )
 from redletter.conformance.verdict import Verdict
+from redletter.errors import RedletterError
 from redletter.python_model.actions import step as model_step
 from redletter.python_model.config import ModelConfig
 from redletter.python_model.engines import family_of
@@ -627,8 +628,12 @@ def write_report(
     out["journal"] = journal
     div = shown.divergence if shown is not None and shown.verdict != Verdict.PASS else None
     node_run: NodeRun | None = None
+    lost = ""
     if node is not None and shrunk is not None and div is not None and cl:
-        node_run = follow_node(shrunk.trace, node, log_dir=folder.logs)
+        try:
+            node_run = follow_node(shrunk.trace, node, log_dir=folder.logs)
+        except RedletterError as exc:  # the verdict stands; only the extra picture is lost
+            lost = f"the node's own run could not be drawn: {exc.message}"
     svg, notes = "", tuple[str, ...]()
     observations = (
         node_run.observations
@@ -655,7 +660,7 @@ def write_report(
                 title=f"{shown.trace.name}: {shown.verdict}",
                 records=record_notes(observations, model),
                 words=words_of(observations),
-                notes=(*own, *restore_notes(observations)),
+                notes=(*own, *restore_notes(observations), *([lost] if lost else [])),
             )
         )
         svg, notes = drawing.svg, drawing.warnings

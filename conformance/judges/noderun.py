@@ -208,8 +208,9 @@ def node_states(cfg: ModelConfig, run: NodeRun) -> tuple[State, ...]:
             if isinstance(r, p.RecordState):
                 red[k] |= 1 << pi
                 if rec_machine[k][pi] is None:
-                    got = cfg.app.local_from_json(r.state)
-                    rec_machine[k][pi] = got if got is not None else repr(r.state)
+                    # a value that is no state of the application stays unrecorded (the
+                    # judge names it; TypeOK and the lemmas then break on it)
+                    rec_machine[k][pi] = cfg.app.local_from_json(r.state)
             elif isinstance(r, p.RecordMessage) and r.channel in cfg.chan_index:
                 c = cfg.chan_index[r.channel]
                 rec_buf[k][c] = (*rec_buf[k][c], r.payload)
