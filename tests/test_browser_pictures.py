@@ -312,6 +312,7 @@ def test_a_gradebook_says_what_it_counts_and_each_first_failure(watch: Any, tmp_
 
     write_gradebook(_rows(), tmp_path)
     w = watch((tmp_path / "gradebook.html").as_uri(), tmp_path / "screenshots")
+    w.shot("gradebook")
     heads = [str(t) for t in w.page.locator("th").all_inner_texts()]
     for klass in ("one", "sequential", "concurrent", "same-tick"):
         label = next((h for h in heads if klass in h), "")
@@ -325,4 +326,3 @@ def test_a_gradebook_says_what_it_counts_and_each_first_failure(watch: Any, tmp_
     assert cells["ed"] != "", "a build error's first failure names the build"
     assert cells["ada"] == ""
     assert w.clipped() == []
-    w.shot("gradebook")
