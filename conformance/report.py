@@ -704,6 +704,7 @@ def write_report(
         diagram_notes=notes,
         explorer=explorer,
         snapshots=snapshots,
+        node_run=node_run is not None and bool(node_run.steps),
         journal=[o.describe() for o in shown.observations] if shown is not None else (),
         stopped=stopped,
         sandbox=[(x.name, x.active, x.detail) for x in sandbox.layers]

@@ -109,6 +109,7 @@ class ReportPage:
     diagram_notes: Sequence[str] = ()
     explorer: str = ""  #: relative link to the explorer page, if written
     snapshots: Sequence[SnapshotView] = ()  #: the model's snapshots beside the node's
+    node_run: bool = False  #: the explorer shows the node's own run too
     journal: Sequence[str] = ()  #: the node's observed steps, in words
     traces: Sequence[TraceRow] = field(default_factory=tuple)
     stopped: str = ""  #: why traces were left unjudged, if the run stopped early
@@ -162,8 +163,14 @@ def render_report(page: ReportPage) -> str:
         body.append(
             f'<p class="rl-noprint"><a href="{escape(page.explorer)}'
             + (f"#step={d.step}" if d is not None and d.step else "")
-            + "\">Step through this schedule in the proof explorer</a>: the model's run of the "
-            "same steps, with both shadow networks of EWD 864 and the divergence marked.</p>"
+            + "\">Step through this schedule in the proof explorer</a>: "
+            + (
+                "the node's own run beside the model's, each with both shadow networks of "
+                "EWD 864, the divergence marked.</p>"
+                if page.node_run
+                else "the model's run of the same steps, with both shadow networks of EWD 864 "
+                "and the divergence marked.</p>"
+            )
         )
     if page.schedule:
         rows = []
