@@ -252,8 +252,8 @@ def test_explorer_of_a_must_fail_model_shows_where_it_breaks(
     w.shot("norec-step-5")
 
 
-@pytest.fixture(scope="module")
-def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def failing_mutant_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run folder of ``conform run`` failing the no-channel-recording mutant."""
     traces = tmp_path_factory.mktemp("traces")
     write_traces(traces, generate("MCToken2", ROOT / "spec", goals=False)[:6])
     store = tmp_path_factory.mktemp("store")
@@ -262,6 +262,11 @@ def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert main([*args, "--root", str(ROOT)]) == 1
     (folder,) = [p for p in store.iterdir() if p.is_dir()]
     return folder
+
+
+@pytest.fixture(scope="module")
+def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return failing_mutant_run(tmp_path_factory)
 
 
 def test_report_of_a_failing_mutant(watch: Any, failing_run: Path) -> None:

