@@ -30,7 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from redletter.conformance import protocol as p
-from redletter.conformance.judges.drive import JudgeResult, drain_steps
+from redletter.conformance.judges.drive import JudgeResult, NodeSpec, drain_steps
+from redletter.conformance.judges.noderun import NodeRun, follow_node, node_states
 from redletter.conformance.net import Observation, show_msg
 from redletter.conformance.sandbox import SandboxReport
 from redletter.conformance.shrink import ShrinkResult
@@ -43,10 +44,11 @@ from redletter.conformance.traces import (
     write_trace,
 )
 from redletter.conformance.verdict import Verdict
-from redletter.errors import InputError
+from redletter.errors import InputError, RedletterError
 from redletter.python_model.actions import step as model_step
 from redletter.python_model.config import ModelConfig
 from redletter.python_model.engines import family_of
+from redletter.python_model.state import State
 from redletter.render.diagram import (
     BARRIER_WORDS,
     CHANDY_LAMPORT_WORDS,
@@ -61,10 +63,12 @@ from redletter.render.proof import prove_run
 from redletter.render.report import (
     DivergenceView,
     ReportPage,
+    SnapshotView,
     TraceRow,
     properties_named,
     render_report,
 )
+from redletter.render.teach import show_local
 
 __all__ = [
     "RunFolder",
@@ -76,6 +80,7 @@ __all__ = [
     "restore_notes",
     "sandbox_of",
     "show_step",
+    "snapshot_rows",
     "words_of",
     "write_report",
 ]
@@ -264,9 +269,23 @@ def restore_notes(observations: Sequence[Observation]) -> tuple[str, ...]:
     )
 
 
-def record_notes(observations: Sequence[Observation]) -> list[RecordNote]:
+def record_notes(
+    observations: Sequence[Observation], cfg: ModelConfig | None = None
+) -> list[RecordNote]:
     """What the node said each snapshot recorded, machine by machine: its state and
-    the messages it recorded per input channel (``open`` until it closed it)."""
+    the messages it recorded per input channel (``open`` until it closed it).
+    ``cfg``: the model; with it states are shown in the application's words (``1
+    token``), every input channel of a machine that recorded its state is shown, an
+    empty recording too (``[] open``), and a machine that recorded nothing says so."""
+    channels = cfg.chans if cfg is not None else ()
+
+    def shown(v: p.JsonValue) -> str:
+        if cfg is not None:
+            local = cfg.app.local_from_json(v)
+            if local is not None:
+                return show_local(cfg, local)
+        return _show_json(v)
+
     word = words_of(observations).snapshot
     states: dict[tuple[int, str], str] = {}
     streams: dict[tuple[int, tuple[str, str]], list[str]] = {}
@@ -274,7 +293,7 @@ def record_notes(observations: Sequence[Observation]) -> list[RecordNote]:
     for o in observations:
         for r in o.recorded:
             if isinstance(r, p.RecordState):
-                states.setdefault((r.snapshot, o.node), _show_json(r.state))
+                states.setdefault((r.snapshot, o.node), shown(r.state))
             elif isinstance(r, p.RecordMessage):
                 streams.setdefault((r.snapshot, r.channel), []).append(str(r.payload))
             elif isinstance(r, p.CloseChannel):
@@ -282,11 +301,14 @@ def record_notes(observations: Sequence[Observation]) -> list[RecordNote]:
     snaps = sorted({k for k, _ in states} | {k for k, _ in streams} | {k for k, _ in closed})
     machines = list(dict.fromkeys([m for _, m in states] + [c[1] for _, c in streams]))
     machines += [c[1] for _, c in closed if c[1] not in machines]
+    machines += [c[1] for c in channels if c[1] not in machines]
     notes: list[RecordNote] = []
     for k in snaps:
         for m in machines:
             parts = [states.get((k, m), "no state recorded")]
             chans = sorted({c for kk, c in [*streams, *closed] if kk == k and c[1] == m})
+            if (k, m) in states:
+                chans = sorted({*chans, *(c for c in channels if c[1] == m)})
             for c in chans:
                 stream = "[" + ", ".join(streams.get((k, c), [])) + "]"
                 parts.append(f"{c[0]}→{c[1]}: {stream}" + ("" if (k, c) in closed else " open"))
@@ -337,6 +359,86 @@ def sandbox_of(results: Sequence[JudgeResult]) -> SandboxReport | None:
     return next((r.sandbox for r in reversed(results) if r.sandbox is not None), None)
 
 
+def _own_completion_note(run: NodeRun) -> str:
+    first, last = run.scheduled + 1, len(run.steps)
+    span = f"step {first}" if first == last else f"steps {first}–{last}"
+    return (
+        f"{span}: the node's own completion after the schedule (every message it put in"
+        " flight delivered, oldest first), so that its snapshot can complete"
+    )
+
+
+def snapshot_rows(cfg: ModelConfig, trace: Trace, node_run: NodeRun) -> tuple[SnapshotView, ...]:
+    """Per snapshot, what the model records on ``trace``'s schedule (continued with its
+    own completion until every snapshot has completed) beside what the node reported at
+    the end of its own run (:func:`follow_node`), machine by machine and channel by
+    channel; with the tokens each holds in all when the application counts tokens."""
+    states = replay_states(cfg, tuple(trace.steps) + completion_steps(cfg, trace.steps))
+    end = states[-1]
+    tokens = cfg.app.module == "TokenApp"
+    out: list[SnapshotView] = []
+    for ki, k in enumerate(cfg.snaps):
+        reports = {n: node_run.reports.get((n, k)) for n in cfg.procs}
+        if end.s0[ki] is None and not any(
+            r is not None and r.local_state for r in reports.values()
+        ):
+            continue
+        rows: list[tuple[str, str, str, bool]] = []
+        exp_total = got_total = 0
+        for pi, n in enumerate(cfg.procs):
+            want = end.rec_machine[ki][pi]
+            rep_ = reports[n]
+            got = cfg.app.local_from_json(rep_.local_state) if rep_ is not None else None
+            shown_got = (
+                show_local(cfg, got)
+                if got is not None
+                else "nothing"
+                if rep_ is None or rep_.local_state is None
+                else str(rep_.local_state)
+            )
+            rows.append((n, show_local(cfg, want), shown_got, want != got))
+            if tokens:
+                exp_total += int(str(want)) if isinstance(want, int) else 0
+                got_total += got if isinstance(got, int) else 0
+        for ci, (src, dst) in enumerate(cfg.chans):
+            want_c = tuple(end.rec_buf[ki][ci])
+            rep_ = reports[dst]
+            got_c = tuple(rep_.channels.get(src, ())) if rep_ is not None else ()
+            rows.append(
+                (
+                    f"{src}→{dst}",
+                    "[" + ", ".join(map(str, want_c)) + "]",
+                    "[" + ", ".join(map(str, got_c)) + "]",
+                    want_c != got_c,
+                )
+            )
+            if tokens:
+                exp_total += sum(want_c)
+                got_total += sum(got_c)
+        inputs = cfg.in_mask
+        for pi, n in enumerate(cfg.procs):
+            done = end.red_buf[ki] & inputs[pi] == inputs[pi] and end.s0[ki] is not None
+            rep_ = reports[n]
+            said = rep_ is not None and rep_.complete
+            rows.append(
+                (f"{n}'s part complete", "yes" if done else "no", "yes" if said else "no",
+                 done != said)
+            )  # fmt: skip
+        total = sum(int(str(x)) for x in end.local) + sum(sum(b) for b in _app_bufs(end))
+        note = (
+            f"the model's snapshot {k} holds {exp_total} token{'s' if exp_total != 1 else ''}"
+            f" in all, the node's {got_total}; the system holds {total}"
+            if tokens
+            else ""
+        )
+        out.append(SnapshotView(k, tuple(rows), note))
+    return tuple(out)
+
+
+def _app_bufs(s: State) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(v for v in b if v >= 0) for b in s.buf)
+
+
 def completion_steps(cfg: ModelConfig, steps: Sequence[Step]) -> tuple[Step, ...]:
     """The model's own completion of ``steps``: what the drive judge's drain delivers
     after the schedule (every message in flight, FIFO, while the application can
@@ -356,8 +458,16 @@ def completion_steps(cfg: ModelConfig, steps: Sequence[Step]) -> tuple[Step, ...
     return tuple(kept)
 
 
-def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, node: str) -> Path:
-    """The proof explorer of ``trace`` in the model, the divergence marked.
+def _explorer(
+    folder: RunFolder,
+    trace: Trace,
+    divergence_step: int,
+    why: str,
+    node: str,
+    node_run: NodeRun | None = None,
+) -> Path:
+    """The proof explorer of ``trace`` in the model, the divergence marked; with
+    ``node_run``, the node's own run beside it (the page opens on it).
 
     A shrunk schedule is cut at the divergence, often before the snapshot completes,
     and the shadow networks are defined only for a completed snapshot.  The schedule is
@@ -417,10 +527,54 @@ def _explorer(folder: RunFolder, trace: Trace, divergence_step: int, why: str, n
         command=f".venv/bin/redletter explain --itf {shown}",
         annotations=[note],
         added_from=len(steps) + 1 if extra else None,
+        run_label="the model's run",
+        run_caption="The model's run of the schedule (what Chandy–Lamport does)",
     )
+    runs = [data]
+    if node_run is not None and node_run.steps:
+        mine = _node_explorer(cfg, trace, node_run, note, subtitle)
+        data = {**mine, "subtitle": _both_subtitle(node, node_run, len(steps)) + subtitle}
+        runs = [data, {k: v for k, v in runs[0].items()}]
     path = folder.path / "explain.html"
-    path.write_text(render_explorer(data), encoding="utf-8")
+    path.write_text(render_explorer(*runs), encoding="utf-8")
     return path
+
+
+def _both_subtitle(node: str, node_run: NodeRun, scheduled: int) -> str:
+    own = len(node_run.steps) - node_run.scheduled
+    text = (
+        f"Two runs of the schedule side by side: node {node}'s own run (what it sent and "
+        "recorded, its shadow networks built from its own recordings) and the model's. "
+    )
+    if own:
+        text += (
+            f"The node's run goes on past the schedule with its own completion ({own} step"
+            f"{'s' if own != 1 else ''}: every message it put in flight delivered, oldest "
+            "first), so that its snapshot can complete. "
+        )
+    if node_run.stopped:
+        text += node_run.stopped[0].upper() + node_run.stopped[1:] + ". "
+    del scheduled
+    return text
+
+
+def _node_explorer(
+    cfg: ModelConfig, trace: Trace, node_run: NodeRun, note: Annotation, subtitle: str
+) -> dict[str, object]:
+    """The explorer's data of the node's own run (:mod:`.judges.noderun`)."""
+    states = node_states(cfg, node_run)
+    steps = [(a, dict(ps)) for a, ps in node_run.steps]
+    pr = prove_run(cfg, states[0], steps, states=states)
+    return explorer_data(
+        pr,
+        title=f"{trace.model}: {trace.name}",
+        subtitle=subtitle,
+        annotations=[note] if note.step <= len(steps) else [],
+        added_from=node_run.scheduled + 1 if node_run.scheduled < len(steps) else None,
+        run_label="the node's run",
+        run_caption="The node's own run (what it sent and recorded)",
+        added_note="the node's own completion",
+    )
 
 
 def write_report(
@@ -431,10 +585,14 @@ def write_report(
     hosted: bool = False,
     shrunk: ShrinkResult | None = None,
     stopped: str = "",
+    node: NodeSpec | None = None,
 ) -> dict[str, Path]:
     """Write results.json, journal.ndjson, diagram.svg and report.html, and for a
     failure shrunk.itf.json and explain.html; return the paths written.  ``stopped``
-    says why traces were left unjudged (the run is then unknown unless one failed)."""
+    says why traces were left unjudged (the run is then unknown unless one failed).
+    ``node``: the node judged; given, a failing node is driven once more through its
+    shrunk schedule without stopping at the divergence (:func:`follow_node`), and its
+    own run is drawn and shown in the explorer beside the model's."""
     out: dict[str, Path] = {}
     verdict = (
         Verdict.FAIL
@@ -483,32 +641,59 @@ def write_report(
         for o in shown.observations if shown is not None else ():
             f.write(json.dumps(_obs_json(o), default=str) + "\n")
     out["journal"] = journal
+    div = shown.divergence if shown is not None and shown.verdict != Verdict.PASS else None
+    node_run: NodeRun | None = None
+    lost = ""
+    if node is not None and shrunk is not None and div is not None and cl:
+        try:
+            node_run = follow_node(shrunk.trace, node, log_dir=folder.logs)
+        except RedletterError as exc:  # the verdict stands; only the extra picture is lost
+            lost = f"the node's own run could not be drawn: {exc.message}"
     svg, notes = "", tuple[str, ...]()
-    if shown is not None and shown.observations:
-        machines = list(dict.fromkeys(o.node for o in shown.observations))
-        for o in shown.observations:
+    observations = (
+        node_run.observations
+        if node_run is not None and node_run.observations
+        else shown.observations
+        if shown is not None
+        else ()
+    )
+    if shown is not None and observations:
+        machines = list(dict.fromkeys(o.node for o in observations))
+        for o in observations:
             for s in o.sent:
                 machines.extend(x for x in s.channel if x not in machines)
+        model = model_of(shown.trace) if cl else None
+        own = (
+            [_own_completion_note(node_run)]
+            if node_run is not None and len(node_run.steps) > node_run.scheduled
+            else []
+        )
         drawing = draw(
             layout(
                 sorted(set(machines)),
-                diagram_events(shown.observations),
+                diagram_events(observations),
                 title=f"{shown.trace.name}: {shown.verdict}",
-                records=record_notes(shown.observations),
-                words=words_of(shown.observations),
-                notes=restore_notes(shown.observations),
+                records=record_notes(observations, model),
+                words=words_of(observations),
+                notes=(*own, *restore_notes(observations), *([lost] if lost else [])),
             )
         )
         svg, notes = drawing.svg, drawing.warnings
         (folder.path / "diagram.svg").write_text(svg, encoding="utf-8")
         out["diagram"] = folder.path / "diagram.svg"
     replay = replay_command(shrunk_file, node_cmd, hosted=hosted) if shrunk is not None else ""
-    div = shown.divergence if shown is not None and shown.verdict != Verdict.PASS else None
     explorer = ""
     if shrunk is not None and div is not None and cl:
-        out["explorer"] = _explorer(folder, shrunk.trace, div.step, div.describe(), div.node)
+        out["explorer"] = _explorer(
+            folder, shrunk.trace, div.step, div.describe(), div.node, node_run
+        )
         explorer = out["explorer"].name
     cfg = model_of(shown.trace) if shown is not None and cl else None
+    snapshots = (
+        snapshot_rows(cfg, shrunk.trace, node_run)
+        if cfg is not None and shrunk is not None and node_run is not None
+        else ()
+    )
     steps = (shrunk.trace.steps if shrunk is not None else shown.executed) if shown else ()
     page = ReportPage(
         verdict=str(verdict),
@@ -533,6 +718,8 @@ def write_report(
         svg=svg,
         diagram_notes=notes,
         explorer=explorer,
+        snapshots=snapshots,
+        node_run=node_run is not None and bool(node_run.steps),
         journal=[o.describe() for o in shown.observations] if shown is not None else (),
         stopped=stopped,
         sandbox=[(x.name, x.active, x.detail) for x in sandbox.layers]

@@ -1122,22 +1122,26 @@ def gradebook_rows(subs: Sequence[Submission], out: Path, cfg: GradeConfig) -> l
     return [_row(s, by.get(s.digest, []), cfg, same[s.name]) for s in subs]
 
 
-#: The gradebook page's columns: (header, what it holds).
+#: The gradebook page's columns: (header, what it holds).  Counts that belong together
+#: share a column ("8 / 1 / 0 / 191"), so that a class fits a window's width; the
+#: CSV and Parquet files have one column each.
 _COLUMNS: Final = (
     ("submission", "the submission; its page has its runs and its first failure"),
     ("verdict", "the kit's verdict on its campaign"),
     ("go test", "the verdict of the package's own tests, run as they are (the course's)"),
-    ("passed", "runs passed"),
-    ("failed", "runs failed"),
-    ("unknown", "runs the kit could not decide"),
-    ("not run", "runs of the campaign not run (a build error, hung runs, the time limit)"),
-    *((f"failed: {c}", f"failed runs of the {c} scenarios") for c in CLASSES),
+    (
+        "runs: passed / failed / unknown / not run",
+        "runs passed, failed, that the kit could not decide, and of the campaign not run"
+        " (a build error, hung runs, the time limit)",
+    ),
+    (
+        "failed runs: " + " / ".join(CLASSES),
+        "failed runs of the " + ", ".join(CLASSES) + " scenarios",
+    ),
     ("first failure", "the first failing run's rule, scenario and seed, or the build error"),
     ("identical to", "submissions whose Go sources are the same, comments and layout aside"),
     ("touches the kit", "where its code reaches for the kit's descriptors or the process"),
-    ("hangs", "hung runs"),
-    ("panics", "runs that panicked"),
-    ("races", "runs with a data race (--race)"),
+    ("hangs / panics / races", "hung runs, runs that panicked, runs with a data race (--race)"),
     ("seconds", "the time its grading took"),
 )
 
@@ -1179,24 +1183,28 @@ def write_gradebook(rows: Sequence[Mapping[str, Any]], out: Path) -> None:
             f"<td class='{escape(v)}'>{escape(v)}</td>",
             f"<td class='{escape(cv)}' title='{escape(str(r['course_summary']))}'>"
             f"{escape(cv or '—')}</td>",
-            *(f"<td>{r[k]}</td>" for k in ("passed", "failed", "unknown", "not_run")),
-            *(f"<td>{r['failed_' + c.replace('-', '_')]}</td>" for c in CLASSES),
+            "<td>"
+            + " / ".join(str(r[k]) for k in ("passed", "failed", "unknown", "not_run"))
+            + "</td>",
+            "<td>" + " / ".join(str(r["failed_" + c.replace("-", "_")]) for c in CLASSES) + "</td>",
             f"<td>{_first_cell(r)}</td>",
             f"<td>{escape(str(r['identical_to']))}</td>",
             f"<td>{escape(str(r['touches_kit']))}</td>",
-            *(f"<td>{r[k]}</td>" for k in ("hangs", "panics", "races")),
+            "<td>" + " / ".join(str(r[k]) for k in ("hangs", "panics", "races")) + "</td>",
             f"<td>{float(r['seconds']):.1f}</td>",
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
     html = (
         "<!doctype html><html><head><meta charset='utf-8'><title>redletter gradebook</title>"
         "<style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;"
-        "padding:2px 8px}table{border-collapse:collapse}.fail,.build,.bad-input{color:#c0392b}"
+        "padding:2px 8px;vertical-align:top}td{max-width:24em;overflow-wrap:break-word}"
+        "table{border-collapse:collapse}"
+        ".fail,.build,.bad-input{color:#c0392b}"
         ".pass{color:#1e8449}.unknown{color:#b9770e}</style></head><body>"
         f"<h1>Gradebook: {len(rows)} submissions</h1><p>"
         + ", ".join(f"{n} {escape(k)}" for k, n in sorted(counts.items()))
-        + "</p><p>The columns <i>failed: one</i>, <i>sequential</i>, <i>concurrent</i> and"
-        " <i>same-tick</i> count <b>failed runs</b> in each class of scenario; <i>go test</i>"
+        + "</p><p>The column <i>failed runs</i> counts <b>failed runs</b> in each class of"
+        " scenario (one / sequential / concurrent / same-tick); <i>go test</i>"
         " is the package's own tests (the course's verdict), beside the kit's.</p>"
         f"<table><tr>{head}</tr>{''.join(body)}</table></body></html>"
     )

@@ -9,7 +9,10 @@ link, a receipt just before the server handles it, a start when the snapshot is
 injected, an end when a server's part is done), and the snapshots collected.
 With ``noise``, it adds what students add to their logs (a second received
 event, a send logged again with its fields swapped, a message of type int, debug
-records), drawn from the same seed.
+records), drawn from the same seed.  With ``late_markers``, the server has the bug of
+the gallery's ``marker-after-app``: a marker is held back while messages are pending
+on its link, and sent (and logged) only once the link is empty, so tokens sent after
+the recording overtake it.
 """
 
 from __future__ import annotations
@@ -34,7 +37,12 @@ def _msg(payload: int) -> Event:
 
 
 def course_run(
-    topology: Topology, scenario: Scenario, seed: int, *, noise: bool = False
+    topology: Topology,
+    scenario: Scenario,
+    seed: int,
+    *,
+    noise: bool = False,
+    late_markers: bool = False,
 ) -> dict[str, object]:
     """The driver's document of a correct run of ``scenario`` (module docstring)."""
     rng = random.Random(seed)
@@ -49,6 +57,7 @@ def course_run(
     open_: dict[int, dict[tuple[str, str], list[int]]] = {}
     closed: dict[int, dict[tuple[str, str], list[int]]] = {}
     done: dict[int, set[str]] = {}
+    held: dict[tuple[str, str], list[int]] = {link: [] for link in topology.links}
     now = 0
     steps: list[dict[str, object]] = []
     current: list[Event] = []
@@ -90,7 +99,10 @@ def course_run(
             else:
                 open_[k][link] = []
         for _, dst in sorted(topology.outbound(server)):
-            send(server, dst, -(k + 1))
+            if late_markers and queues[(server, dst)]:
+                held[(server, dst)].append(k)  # the bug: held while the link is busy
+            else:
+                send(server, dst, -(k + 1))
         finish(server, k)
 
     def step(phase: str, index: int | None) -> None:
@@ -121,6 +133,10 @@ def course_run(
                         elif link in open_[k]:
                             closed[k][link] = open_[k].pop(link)
                             finish(dst, k)
+                    if not q and held[link]:
+                        for k in held[link]:
+                            send(src, dst, -(k + 1))
+                        held[link].clear()
                     break
         step("tick", index)
 

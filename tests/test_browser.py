@@ -252,8 +252,8 @@ def test_explorer_of_a_must_fail_model_shows_where_it_breaks(
     w.shot("norec-step-5")
 
 
-@pytest.fixture(scope="module")
-def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def failing_mutant_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run folder of ``conform run`` failing the no-channel-recording mutant."""
     traces = tmp_path_factory.mktemp("traces")
     write_traces(traces, generate("MCToken2", ROOT / "spec", goals=False)[:6])
     store = tmp_path_factory.mktemp("store")
@@ -262,6 +262,11 @@ def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert main([*args, "--root", str(ROOT)]) == 1
     (folder,) = [p for p in store.iterdir() if p.is_dir()]
     return folder
+
+
+@pytest.fixture(scope="module")
+def failing_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return failing_mutant_run(tmp_path_factory)
 
 
 def test_report_of_a_failing_mutant(watch: Any, failing_run: Path) -> None:
@@ -317,7 +322,11 @@ def _rows(w: Watched, selector: str) -> int:
 
 
 def test_failing_mutants_explorer_shows_both_shadow_networks(watch: Any, failing_run: Path) -> None:
-    w = watch((failing_run / "explain.html").as_uri() + "#step=3", failing_run / "screenshots")
+    # the model's run (run 1; the node's own run, run 0, is tests/test_browser_pictures.py's)
+    w = watch(
+        (failing_run / "explain.html").as_uri() + "#step=3&run=1", failing_run / "screenshots"
+    )
+    assert w.page.locator("input[name=rl-run]").nth(1).is_checked()
     assert w.text("#rl-now") == "Step 3 of 5: p2 receives a message from p1"
     assert w.text("#rl-notes").startswith("Node p2 parts from the model here: at step 3")
     # both shadow networks at the failing step: 2 machines and 2 buffers each
@@ -346,8 +355,12 @@ def _svg_texts(w: Watched, selector: str = "svg text") -> list[str]:
     return [str(t) for t in w.page.locator(selector).all_text_contents()]
 
 
-def _record_notes(w: Watched) -> list[str]:
-    return _svg_texts(w, "svg text.rl-record")
+def _record_notes(w: Watched, run: int = 0) -> list[str]:
+    """The record notes of the diagram of run ``run`` (a failing node's page shows its
+    own run, 0, and the model's, 1)."""
+    many = w.page.locator("figure.rl-run").count() > 0
+    where = f"figure.rl-run[data-run='{run}'] " if many else ""
+    return _svg_texts(w, f"{where}svg text.rl-record")
 
 
 def test_step_0_records_nothing_of_the_future(watch: Any, failing_run: Path) -> None:
@@ -361,9 +374,14 @@ def test_step_0_records_nothing_of_the_future(watch: Any, failing_run: Path) -> 
         "snapshot 1: 0 tokens; p1→p2: [] open",
     ]
     w.page.keyboard.press("End")
-    assert _record_notes(w) == [
+    assert _record_notes(w, 1) == [
         "snapshot 1: 1 token; p2→p1: []",
         "snapshot 1: 0 tokens; p1→p2: [1]",
+    ]
+    # the node's own run: its recording of p1→p2 closed empty
+    assert _record_notes(w, 0) == [
+        "snapshot 1: 1 token; p2→p1: []",
+        "snapshot 1: 0 tokens; p1→p2: []",
     ]
 
 
@@ -474,6 +492,6 @@ def test_a_cos418_picture_says_expected_and_recorded(
     assert "expected vs recorded, by snapshot" in texts
     assert "snapshot 0 expected: 5 tokens, N2→N1: [1]" in texts
     assert "snapshot 0 recorded: 5 tokens, N2→N1: [] (differs)" in texts
-    assert "snapshot 0 recorded: 2 tokens, N1→N2: [] (as expected)" in texts
+    assert "snapshot 0 recorded: 2 tokens, no messages in flight (as expected)" in texts
     assert w.page.evaluate(_OVERLAPS.replace("#rl-svgwrap svg", "svg")) == []
     w.shot("cos418-expected-vs-recorded")

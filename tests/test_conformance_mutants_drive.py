@@ -24,6 +24,7 @@ from redletter.conformance.shrink import shrink
 from redletter.conformance.traces import Trace, make_step, model_source
 from redletter.conformance.walks import model_walk
 from redletter.python_model.config import ModelConfig, load_model
+from tests.test_conformance_expected import check_node_expectation
 
 SPEC = Path(__file__).resolve().parent.parent / "spec"
 #: the last two see order (messages of distinct values) and asymmetry (|In(p)| and
@@ -73,3 +74,6 @@ def test_drive_judge_fails_every_mutant_minimally(name: str, tmp_path: Path) -> 
     assert re.search(r"p\d", text), f"{failing.trace.name}: {text}"
     ref = judge_trace(small.trace, InProcessNode(ReferenceNode), cfg=cfg, log_dir=tmp_path)
     assert ref.verdict == "pass", f"{failing.trace.name}: {ref.explanation()}"
+    # the report's expected snapshot is the model's, conserves the tokens, and the node's
+    # own run differs from it where the divergence is (issue 29)
+    check_node_expectation(cfg, small.trace, r, node, tmp_path)

@@ -113,7 +113,7 @@ def test_counterexample_breaks_what_the_manifest_says(model: str, violated: str)
     assert "{{" not in page
     payload = re.search(r'<script type="application/json" id="rl-data">(.*?)</script>', page, re.S)
     assert payload is not None
-    assert len(json.loads(payload.group(1))["states"]) == len(steps) + 1
+    assert len(json.loads(payload.group(1))["runs"][0]["states"]) == len(steps) + 1
 
 
 def test_explorer_is_self_contained(seed: ModelConfig) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -111,12 +112,16 @@ def test_the_records_of_a_step_hold_nothing_of_the_future() -> None:
     ]
 
 
-def _payload(page: str) -> dict[str, object]:
+def _payload(page: str, run: int = 0) -> dict[str, object]:
+    """The page's data as the explorer's script sees it with run ``run`` shown: the
+    shared parts and that run's."""
     m = re.search(r'<script type="application/json" id="rl-data">(.*?)</script>', page, re.S)
     assert m is not None
     data = json.loads(m.group(1))
     assert isinstance(data, dict)
-    return data
+    runs = data.pop("runs")
+    assert isinstance(runs, list)
+    return {**data, **runs[run], "runCount": len(runs)}
 
 
 def test_the_page_carries_the_rules_the_records_per_step_and_the_added_steps(
@@ -194,8 +199,9 @@ def test_a_cos418_picture_names_the_expectation_and_the_packages_record() -> Non
     assert [n.text for n in notes] == [
         "snapshot 0 expected: 5 tokens, N2→N1: [1]",
         "snapshot 0 recorded: 5 tokens, N2→N1: [] (differs)",
-        "snapshot 0 expected: 2 tokens, N1→N2: []",
-        "snapshot 0 recorded: 2 tokens, N1→N2: [] (as expected)",
+        # a link that holds nothing in either is left out
+        "snapshot 0 expected: 2 tokens, no messages in flight",
+        "snapshot 0 recorded: 2 tokens, no messages in flight (as expected)",
     ]
     missing = expected_vs_recorded(("N1", "N2"), links, expected, [])
     assert missing[1].text == "snapshot 0 recorded: nothing (differs)"
@@ -227,6 +233,7 @@ def test_a_failing_runs_folder_holds_the_explorer_and_the_run_it_shows(tmp_path:
     )
     page = out["explorer"].read_text(encoding="utf-8")
     data = _payload(page)
+    assert data["runCount"] == 1  # without the node to drive again, the model's run only
     assert data["addedFrom"] == 4 and len(data["steps"]) == 6  # type: ignore[arg-type]
     shown = read_trace(folder.path / "explain.itf.json")
     assert shown.steps == SHRUNK + completion_steps(cfg, SHRUNK)
@@ -245,3 +252,65 @@ def test_a_failing_runs_folder_holds_the_explorer_and_the_run_it_shows(tmp_path:
         "FIFO order), added so that both shadow networks can be drawn. The node was judged on "
         "the shrunk schedule."
     )
+
+
+def test_a_failing_nodes_own_run_is_drawn_beside_the_models_and_breaks_at_its_step(
+    tmp_path: Path,
+) -> None:
+    from redletter.conformance.judges.drive import judge_trace
+    from redletter.conformance.nodes.mutants import MUTANTS
+    from redletter.conformance.report import new_run_folder, write_report
+    from redletter.conformance.shrink import ShrinkResult
+    from redletter.conformance.traces import Trace, read_trace, write_trace
+
+    cfg = load_model("MCToken2", SPEC)
+    model_tla = (SPEC / "MCToken2.tla").read_text(encoding="utf-8")
+    model_cfg = (SPEC / "MCToken2.cfg").read_text(encoding="utf-8")
+    trace = read_trace(
+        write_trace(tmp_path / "t.itf.json", Trace("t", "MCToken2", "test", SHRUNK, model_tla,
+                                                    model_cfg), cfg)
+    )  # fmt: skip
+    node = InProcessNode(MUTANTS["no-channel-recording"].factory)
+    r = judge_trace(trace, node, drain=False)
+    folder = new_run_folder(tmp_path / "store", "t")
+    out = write_report(
+        folder, [r], node_cmd="mutant", shrunk=ShrinkResult(trace, r, 1, len(SHRUNK)), node=node
+    )
+    page = out["explorer"].read_text(encoding="utf-8")
+    mine, model = _payload(page, 0), _payload(page, 1)
+    assert (mine["runCount"], mine["runLabel"], model["runLabel"]) == (
+        2,
+        "the node's run",
+        "the model's run",
+    )
+    assert page.count('<figure class="rl-run"') == 2
+    # the model keeps step; the node's own run breaks Lemma 0's shadow network at the
+    # step where it diverged, by rule (iii d): it recorded nothing of the message in flight
+    model_walks = model["walks"]
+    mine_walks = mine["walks"]
+    assert isinstance(model_walks, list) and isinstance(mine_walks, list)
+    walks = [(w["lemma"], w["ok"], w.get("verdictStep")) for w in model_walks]
+    assert walks == [(0, True, None), (1, True, None)]
+    lemma0 = next(w for w in mine_walks if w["lemma"] == 0)
+    assert (lemma0["ok"], lemma0["verdictStep"]) == (False, 3)
+    assert lemma0["moves"][-1]["rule"] == "iii d"
+    assert lemma0["moves"][-1]["why"] == (
+        "after step 3 (p2 receives a message from p1): buffer p1→p2 holds [1] in the shadow, "
+        "but rule (iii d) says []"
+    )
+    # its own completion: p1 receives p2's red letter, p2 p1's; recorded as the node did
+    assert mine["addedFrom"] == 4 and mine["addedNote"] == "the node's own completion"
+    assert mine["recNotes"][-1] == {  # type: ignore[index]
+        "1:p1": "snapshot 1: 1 token; p2→p1: []",
+        "1:p2": "snapshot 1: 0 tokens; p1→p2: []",
+    }
+    # the report: the model's snapshot beside the node's, the difference marked
+    html = unescape(out["html"].read_text(encoding="utf-8"))
+    assert '<tr class="rl-differs"><td>p1→p2</td><td>[1]</td><td>[] ✗ differs</td></tr>' in html
+    assert (
+        "it differs from the model's at p1→p2; the model's snapshot 1 holds 2 tokens in all, "
+        "the node's 1; the system holds 2." in html
+    )
+    # and the node's own diagram notes its empty recording of p1→p2
+    svg = out["diagram"].read_text(encoding="utf-8")
+    assert ">snapshot 1: 0 tokens; p1→p2: []</text>" in svg

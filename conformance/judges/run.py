@@ -51,6 +51,7 @@ from redletter.conformance.formats.cos418 import (
     Step,
 )
 from redletter.conformance.judges.courselog import CourseLog, read_course_log
+from redletter.conformance.judges.expected import ExpectedRun, expected_run
 from redletter.conformance.judges.rundoc import (
     LoggedEvent,
     RecordedSnapshot,
@@ -59,7 +60,7 @@ from redletter.conformance.judges.rundoc import (
 )
 from redletter.conformance.verdict import Divergence, Verdict
 
-__all__ = ["RETURNED_KINDS", "RunJudgement", "judge_run", "show_link"]
+__all__ = ["RETURNED_KINDS", "Difference", "RunJudgement", "differences", "judge_run", "show_link"]
 
 # --------------------------------------------------------------------------- the judgement
 
@@ -70,8 +71,11 @@ class RunJudgement:
 
     ``kind`` names the rule broken (``""`` for a pass): it is what "fails the same
     way" compares when a failing scenario is shrunk.  ``expected`` holds the
-    snapshots the algorithm records for the logged run (one per snapshot the
-    reference completed), ``recorded`` those the package returned.
+    snapshots Chandy–Lamport records on the logged run's application schedule with
+    every marker sent when the rules say (:mod:`~redletter.conformance.judges.expected`:
+    the package's late or missing markers are the finding, never an input to the
+    expectation), ``recorded`` those the package returned; ``expected_run`` is that
+    run, event by event (what a report draws).
     """
 
     verdict: Verdict
@@ -88,11 +92,21 @@ class RunJudgement:
     #: snapshot: the fail the log alone would give (for the caller to confirm
     #: with evidence that does not depend on the log)
     unconfirmed: RunJudgement | None = None
+    expected_run: ExpectedRun | None = None
+    #: where the returned snapshots differ from the expected ones (a fail's message
+    #: lists them)
+    differences: tuple[Difference, ...] = ()
 
     @property
     def schedule(self) -> tuple[Step, ...]:
         """The logged run in the spec's vocabulary (SendApp, ReceiveApp, ...)."""
         return self.steps
+
+    @property
+    def finding(self) -> RunJudgement | None:
+        """The judgement that explains a failure: this one when it fails, else the fail
+        the log alone gives (``unconfirmed``) when there is one."""
+        return self if self.verdict == Verdict.FAIL else self.unconfirmed
 
     def explanation(self) -> str:
         return self.message
@@ -987,6 +1001,56 @@ def _snap_total(s: Snap) -> int:
     return sum(n for _, n in s.tokens) + sum(m.n for m in s.messages)
 
 
+@dataclass(frozen=True)
+class Difference:
+    """Where a snapshot the package returned differs from what Chandy–Lamport records:
+    ``place`` is a server (its recorded tokens), a link ``A→B`` (its recorded messages),
+    or ``""`` for the whole snapshot (never returned); the two records in words."""
+
+    snapshot: int
+    place: str
+    expected: str
+    recorded: str
+
+    def describe(self) -> str:
+        if not self.place:
+            return f"snapshot {self.snapshot} was never returned"
+        return (
+            f"snapshot {self.snapshot} {'on' if '→' in self.place else 'at'} {self.place}"
+            f" (returned {self.recorded}; Chandy–Lamport records {self.expected})"
+        )
+
+
+def differences(
+    expected: Sequence[Snap], recorded: Sequence[Snap], servers: Sequence[str],
+    links: Sequence[Link],
+) -> tuple[Difference, ...]:  # fmt: skip
+    """Every place where a returned snapshot differs from the expected one of its id, in
+    the order of the snapshots, then the servers, then the links."""
+    got = {s.id: s for s in recorded}
+    out: list[Difference] = []
+    for e in sorted(expected, key=lambda s: s.id):
+        r = got.get(e.id)
+        if r is None:
+            out.append(Difference(e.id, "", "", ""))
+            continue
+        want_t, have_t = e.tokens_dict(), r.tokens_dict()
+        for p in servers:
+            a, b = want_t.get(p), have_t.get(p)
+            if a != b:
+                out.append(
+                    Difference(
+                        e.id, p, "nothing" if a is None else f"{a} tokens",
+                        "nothing" if b is None else f"{b} tokens",
+                    )
+                )  # fmt: skip
+        for link in links:
+            a2, b2 = e.channel(link), r.channel(link)
+            if a2 != b2:
+                out.append(Difference(e.id, show_link(link), _show_msgs(a2), _show_msgs(b2)))
+    return tuple(out)
+
+
 def judge_run(doc: RunDocument, log: CourseLog | None = None) -> RunJudgement:
     """Replay the course's events of ``doc``'s log in the reference and judge them
     (module docstring).
@@ -1014,7 +1078,12 @@ def judge_run(doc: RunDocument, log: CourseLog | None = None) -> RunJudgement:
     rp.run()
     if not rp.broken:
         rp.finish()
-    expected = tuple(s for s in (rp.expected_snap(k) for k in rp.snap_ids) if s is not None)
+    exp_run = expected_run(clean) if not rp.broken else None
+    expected = (
+        exp_run.snaps
+        if exp_run is not None
+        else tuple(s for s in (rp.expected_snap(k) for k in rp.snap_ids) if s is not None)
+    )
     steps = tuple(rp.steps_out)
     moves = sum(e.event in ("send", "receive") for st in clean.steps for e in st.events)
     passed = (
@@ -1024,7 +1093,14 @@ def judge_run(doc: RunDocument, log: CourseLog | None = None) -> RunJudgement:
     )
     if not rp.findings:
         return RunJudgement(
-            Verdict.PASS, "", passed, steps=steps, expected=expected, recorded=recorded, notes=notes
+            Verdict.PASS,
+            "",
+            passed,
+            steps=steps,
+            expected=expected,
+            recorded=recorded,
+            notes=notes,
+            expected_run=exp_run,
         )
     if any(f.kind == "recorded-after-marker" for f in rp.findings):
         for f in rp.findings:
@@ -1043,6 +1119,11 @@ def judge_run(doc: RunDocument, log: CourseLog | None = None) -> RunJudgement:
             f" (Snapshot {k} holds {n} tokens in all, recorded states and in-flight messages;"
             f" the system holds {doc.topology.total}.)"
         )
+    diffs = differences(expected, recorded, doc.topology.ids, doc.topology.links)
+    if diffs:
+        shown = "; ".join(d.describe() for d in diffs[:6])
+        more = f"; and {len(diffs) - 6} more" if len(diffs) > 6 else ""
+        text += f" Where the package's snapshots differ from Chandy–Lamport's: {shown}{more}."
     others = len(rp.findings) - 1
     if others:
         text += f" ({others} more departure(s) from the algorithm in this run.)"
@@ -1064,6 +1145,8 @@ def judge_run(doc: RunDocument, log: CourseLog | None = None) -> RunJudgement:
         expected=expected,
         recorded=recorded,
         notes=notes,
+        expected_run=exp_run,
+        differences=diffs,
     )
     if not any(f.kind in RETURNED_KINDS for f in rp.findings):
         # Only the log departs from the algorithm, and the log is the package's
@@ -1079,5 +1162,6 @@ def judge_run(doc: RunDocument, log: CourseLog | None = None) -> RunJudgement:
             recorded=recorded,
             notes=notes,
             unconfirmed=failed,
+            expected_run=exp_run,
         )
     return failed

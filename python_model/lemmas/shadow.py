@@ -154,6 +154,7 @@ def reality(
         act: Act | None = None
         recv: tuple[int, int, int] | None = None
         sent: tuple[int, int, int] | None = None
+        early: list[tuple[int, int, int]] = []  # red letters put before the message
         if action == "SendApp":
             c = cfg.chan_index[_pair(params["c"])]
             m = _int(params["m"])
@@ -173,6 +174,28 @@ def reality(
                     new.append(old[x] if x >= 0 else old[-x - 1])
             sent = (c, next_id, m)
             next_id += 1
+            want_c = u.buf[c]
+            have_c = tuple(v for _, v in new)
+            tail = want_c[len(old) :]
+            if (
+                want_c[: len(have_c)] != have_c
+                and want_c[: len(old)] == tuple(v for _, v in old)
+                and m in tail
+                and all(v < 0 for v in tail if v != m)
+            ):
+                # A node's run (its states given, not replayed): it put its red
+                # letters on this buffer in its own order around the message, always
+                # at the end (FIFO): keep its order, the message's identity first.
+                new = list(old)
+                own = next_id - 1
+                for v in tail:
+                    if v == m and own >= 0:
+                        new.append((own, m))
+                        own = -1
+                    else:
+                        new.append((next_id, v))
+                        early.append((c, next_id, v))
+                        next_id += 1
             bufs[c] = tuple(new)
         elif action in ("ReceiveApp", "ReceiveRedLetter"):
             c = cfg.chan_index[_pair(params["c"])]
@@ -190,7 +213,7 @@ def reality(
             actor = cfg.proc_index[str(params["p"])]
         else:
             raise InputError(f"unknown action {action!r} in a trace")
-        letters: list[tuple[int, int, int]] = []
+        letters: list[tuple[int, int, int]] = list(early)
         for c, b in enumerate(bufs):
             have = tuple(v for _, v in b)
             want = u.buf[c]
@@ -244,13 +267,15 @@ class _Timeline:
     turns_red_at: tuple[int | None, ...]
 
 
-def _timeline(cfg: ModelConfig, r: Reality, k: int) -> _Timeline:
+def _timeline(cfg: ModelConfig, r: Reality, k: int, *, partial: bool = False) -> _Timeline:
     states = r.states
     t0 = next(
         (t for t in range(len(states) - 1) if not states[t].red[k] and states[t + 1].red[k]),
         None,
     )
     tf = next((t for t, s in enumerate(states) if s.sf[k] is not None), None)
+    if partial and tf is None and t0 is not None:
+        tf = len(states) - 1  # never completes: the snapshot state as recorded by the end
     if t0 is None or tf is None:
         raise InputError(f"snapshot {cfg.snaps[k]} does not start and complete in this trace")
     letter = -cfg.snaps[k]
@@ -466,7 +491,7 @@ def _check_histories(cfg: ModelConfig, r: Reality, tl: _Timeline) -> None:
     problems = []
     if start_hist != app_state(r.states[tl.t0]):
         problems.append("S0 is not the state just before the first machine turned red")
-    if end.sf[k] != app_state(end):
+    if end.sf[k] is not None and end.sf[k] != app_state(end):
         problems.append("Sf is not the state when the last red letter was received")
     if tuple(white) != end.white_acts[k]:
         problems.append("whiteActs are not the white machines' actions of the trace")
@@ -602,6 +627,14 @@ def _run_shadow(
             return ShadowVerdict(False, why, step=t + 1, acts=tuple(acts))
         note(ShadowMove(t + 1, kind, ev.actor, ev.act, tuple(sent), nxt, want))
         sh = nxt
+    if r.states[tl.tf].sf[k] is None:
+        end_state = "the snapshot state" if lemma == 0 else "the final state"
+        why = (
+            "the snapshot never completes in this run (a red letter never arrives), so the "
+            f"shadow network cannot end in {end_state}"
+        )
+        note(ShadowMove(tl.tf, "end", None, None, (), sh, None, False, "end", why))
+        return ShadowVerdict(False, why, step=tl.tf, acts=tuple(acts))
     end = (tl.star_local, tl.star_buf) if lemma == 0 else app_state(r.states[tl.tf])
     if _app(sh) != end:
         what = "the snapshot state" if lemma == 0 else "the final state"
@@ -651,12 +684,18 @@ def shadow_verdicts(cfg: ModelConfig, r: Reality, k: int) -> tuple[ShadowVerdict
     return _run_shadow(cfg, r, tl, 0), _run_shadow(cfg, r, tl, 1)
 
 
-def shadow_walk(cfg: ModelConfig, r: Reality, k: int, lemma: int) -> ShadowWalk:
+def shadow_walk(
+    cfg: ModelConfig, r: Reality, k: int, lemma: int, *, partial: bool = False
+) -> ShadowWalk:
     """The shadow network of Lemma ``lemma`` (0 or 1) for snapshot index ``k`` along
     reality ``r``, move by move: the very run :func:`shadow_verdicts` judges (the
     history variables are checked against the trace first).  Raises
-    :class:`InputError` when snapshot ``k`` does not start and complete in ``r``."""
-    tl = _timeline(cfg, r, k)
+    :class:`InputError` when snapshot ``k`` does not start and complete in ``r``.
+
+    ``partial``: a snapshot that starts and never completes is walked to the end of
+    ``r``, its snapshot state read from what is recorded by then; the walk breaks
+    where a rule does, or at the end (it cannot end in a state that never comes)."""
+    tl = _timeline(cfg, r, k, partial=partial)
     _check_histories(cfg, r, tl)
     moves: list[ShadowMove] = []
     verdict = _run_shadow(cfg, r, tl, lemma, moves.append)

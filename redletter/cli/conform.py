@@ -243,7 +243,13 @@ def _judge_and_report(
                 schedule_of=schedule_of(failing.trace),
             )
     write_report(
-        folder, results, node_cmd=node_cmd, hosted=hosted, shrunk=shrunk, stopped=run.stopped
+        folder,
+        results,
+        node_cmd=node_cmd,
+        hosted=hosted,
+        shrunk=shrunk,
+        stopped=run.stopped,
+        node=node,
     )
     ui.conform_summary(
         results, folder, node_cmd=node_cmd, hosted=hosted, shrunk=shrunk, stopped=run.stopped

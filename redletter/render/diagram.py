@@ -34,7 +34,7 @@ step and fade the future without a second renderer.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape, unescape
 from itertools import pairwise
@@ -46,18 +46,22 @@ __all__ = [
     "CHANDY_LAMPORT_WORDS",
     "EVENT_KINDS",
     "EXPECTED_WORDS",
+    "Callout",
     "Diagram",
     "Drawing",
     "Event",
     "RecordNote",
     "SnapshotStyle",
     "Words",
+    "callout_mark",
     "draw",
     "label_boxes",
     "layout",
     "overlapping_labels",
     "render_svg",
     "snapshot_style",
+    "texts_outside",
+    "wrap_note",
 ]
 
 #: The kinds of event a diagram understands.
@@ -85,17 +89,24 @@ class SnapshotStyle:
     shape_name: str  #: the shape in words, for legends and screen readers
 
 
+#: Neighbouring ids get far-apart colours whether ids start at 1 (the specs: blue,
+#: bluish green, orange, sky blue, reddish purple) or at 0 (COS 418: reddish purple, then
+#: blue, ...); the two blues are three ids apart, each with its own dash and shape.
 _STYLES = (
     SnapshotStyle("#0072B2", "7,4", "6,4", "circle", "circle"),
-    SnapshotStyle("#CC79A7", "2,3", "2,3", "square", "square"),
     SnapshotStyle("#009E73", "10,3,2,3", "10,3,2,3", "diamond", "diamond"),
     SnapshotStyle("#E69F00", "1,3", "12,3", "triangle", "triangle"),
-    SnapshotStyle("#56B4E9", "4,2,1,2", "4,2,1,2", "circle", "circle"),
+    SnapshotStyle("#56B4E9", "4,2,1,2", "4,2,1,2", "square", "square"),
+    SnapshotStyle("#CC79A7", "2,3", "9,3,2,3,2,3", "square", "square"),
 )
+#: A red letter where the rules send it and the program under test did not: solid and
+#: pale with an open head (every snapshot's own red letters are dashed).
+DUE_DASH = "none"
+DUE_OPACITY = "0.45"
 
 
 def snapshot_style(k: int) -> SnapshotStyle:
-    """The style of snapshot id ``k`` (ids start at 1; styles repeat after five)."""
+    """The style of snapshot id ``k`` (styles repeat after five; :data:`_STYLES`)."""
     return _STYLES[(k - 1) % len(_STYLES)]
 
 
@@ -119,6 +130,9 @@ class Event:
     snapshot: int | None = None
     label: str = ""
     step: int | None = None  #: events of one atomic step share a column
+    #: a red letter drawn as a finding (send events only): ``"due"`` where the rules send
+    #: it but the program under test did not; ``"late"`` where the program sent it instead
+    mark: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in EVENT_KINDS:
@@ -142,6 +156,8 @@ class Words:
     record_state: str = "a machine records its state"
     record_message: str = "message recorded in a buffer's stream"
     records_title: str = "recorded by each snapshot"
+    due_marker: str = "red letter where the rules send it (the node did not)"
+    late_marker: str = "red letter as the node sent it (not where the rules say)"
 
 
 #: Chandy-Lamport's words (EWD 864's red letters).
@@ -159,9 +175,13 @@ BARRIER_WORDS = Words(
 #: A picture of what the algorithm records, drawn beside what a program under test
 #: recorded (COS 418): the marks are the expectation, never the program's records.
 EXPECTED_WORDS = Words(
+    marker="marker",
+    marker_legend="marker",
     record_state="where the algorithm records the state (expected)",
     record_message="message the algorithm records in the stream (expected)",
     records_title="expected vs recorded, by snapshot",
+    due_marker="marker where the rules send it (the package did not)",
+    late_marker="marker as the package sent it (not where the rules say)",
 )
 
 
@@ -176,8 +196,21 @@ class RecordNote:
 
 
 @dataclass(frozen=True, slots=True)
+class Callout:
+    """A numbered mark beside each of the messages ``msg_ids`` (a finding: the marker
+    where the rules send it, and where it was sent instead), with ``text`` written under
+    the picture after the same number."""
+
+    msg_ids: tuple[int, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Diagram:
-    """The laid-out diagram: machines top to bottom, events left to right."""
+    """The laid-out diagram: machines top to bottom, events left to right.
+
+    ``axis``: (step, time) pairs: a time axis under the machines, each time written under
+    the columns of its steps (the times a report's words use)."""
 
     machines: tuple[str, ...]
     events: tuple[Event, ...]
@@ -185,6 +218,8 @@ class Diagram:
     notes: tuple[str, ...] = field(default_factory=tuple)
     records: tuple[RecordNote, ...] = field(default_factory=tuple)
     words: Words = CHANDY_LAMPORT_WORDS
+    axis: tuple[tuple[int, int], ...] = field(default_factory=tuple)
+    callouts: tuple[Callout, ...] = field(default_factory=tuple)
 
 
 def layout(
@@ -195,6 +230,8 @@ def layout(
     records: Sequence[RecordNote] = (),
     notes: Sequence[str] = (),
     words: Words = CHANDY_LAMPORT_WORDS,
+    axis: Sequence[tuple[int, int]] = (),
+    callouts: Sequence[Callout] = (),
 ) -> Diagram:
     """Check that every event names a known machine and every receive a sent message."""
     known = set(machines)
@@ -220,7 +257,16 @@ def layout(
                 f"{r.machine!r}; the machines are {', '.join(machines)}",
                 code="RL-INPUT-DIAGRAM",
             )
-    return Diagram(tuple(machines), tuple(events), title, tuple(notes), tuple(records), words)
+    return Diagram(
+        tuple(machines),
+        tuple(events),
+        title,
+        tuple(notes),
+        tuple(records),
+        words,
+        tuple(axis),
+        tuple(callouts),
+    )
 
 
 # --------------------------------------------------------------------------- geometry
@@ -234,11 +280,14 @@ PLOT_BUDGET_H = 900
 #: Beyond these the drawing is no longer legible at 100 % zoom or in print.
 LEGIBLE_W = 16000
 LEGIBLE_H = 4000
-RECORD_MAX_CHARS = 70
+#: A note of what a snapshot recorded wraps after this many characters (never cut).
+RECORD_WRAP_CHARS = 72
+#: Bold text is this much wider than regular (DejaVu Sans Bold over DejaVu Sans).
+BOLD = 1.12
 
 
-def _text_w(text: str, size: float = 12) -> float:
-    return len(text) * CHAR_PX * size / 12
+def _text_w(text: str, size: float = 12, *, bold: bool = False) -> float:
+    return len(text) * CHAR_PX * size / 12 * (BOLD if bold else 1.0)
 
 
 def _f(x: float) -> str:
@@ -298,7 +347,10 @@ def _shape(shape: str, x: float, y: float, r: float, colour: str, attrs: str) ->
 
 
 def _legend_items(
-    snapshots: Sequence[int], in_flight: bool, words: Words = CHANDY_LAMPORT_WORDS
+    snapshots: Sequence[int],
+    in_flight: bool,
+    words: Words = CHANDY_LAMPORT_WORDS,
+    marks: set[str] | frozenset[str] = frozenset(),
 ) -> list[tuple[str, str]]:
     """(glyph SVG at origin, text) per legend entry; glyphs are 24 px wide."""
     items: list[tuple[str, str]] = [
@@ -342,6 +394,23 @@ def _legend_items(
                 f"the cut{who}",
             )
         )
+    if "due" in marks:
+        items.append(
+            (
+                f'<line x1="0" y1="0" x2="22" y2="0" stroke="{VERMILLION}" stroke-width="2.6" '
+                f'stroke-opacity="{DUE_OPACITY}" marker-end="url(#rl-redopen)"/>',
+                words.due_marker,
+            )
+        )
+    if "late" in marks:
+        items.append(
+            (
+                '<line x1="0" y1="0" x2="22" y2="0" stroke="#f6c7a6" stroke-width="8"/>'
+                f'<line x1="0" y1="0" x2="22" y2="0" stroke="{VERMILLION}" stroke-width="2.6" '
+                'marker-end="url(#rl-redarrow)"/>',
+                words.late_marker,
+            )
+        )
     if in_flight:
         items.append(
             (
@@ -378,6 +447,69 @@ def _markers(snapshots: Sequence[int]) -> str:
     return "<defs>" + "".join(out) + "</defs>"
 
 
+def wrap_note(text: str, chars: int = RECORD_WRAP_CHARS) -> list[str]:
+    """``text`` in lines of at most ``chars`` characters, broken after ``"; "`` or
+    ``", "`` where it can (else at a space, else anywhere); lines after the first are
+    indented two spaces.  The proof explorer wraps the notes it rewrites step by step
+    the same way (``wrapNote`` in assets/explorer.js)."""
+    if len(text) <= chars:
+        return [text]
+    pieces = re.split(r"(?<=; )|(?<=, )", text)
+    lines: list[str] = []
+    cur = ""
+    for piece in pieces:
+        while piece:
+            if len(cur) + len(piece) <= chars:
+                cur += piece
+                piece = ""
+            elif cur.strip():
+                lines.append(cur.rstrip())
+                cur = "  "
+            else:  # one piece longer than a line: break it at a space, else anywhere
+                room = chars - len(cur)
+                cut = piece.rfind(" ", 0, room)
+                cut = cut + 1 if cut > 0 else room
+                lines.append((cur + piece[:cut]).rstrip())
+                piece = piece[cut:]
+                cur = "  "
+    if cur.strip():
+        lines.append(cur.rstrip())
+    return lines
+
+
+def _wrap_words(text: str, chars: int) -> list[str]:
+    """A note under the picture in lines of at most ``chars`` characters, broken at
+    spaces (never inside a word, unless a word is longer than a line)."""
+    out: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split(" "):
+            while len(word) > chars:
+                if line:
+                    out.append(line)
+                    line = ""
+                out.append(word[:chars])
+                word = word[chars:]
+            if not line:
+                line = word
+            elif len(line) + 1 + len(word) <= chars:
+                line += " " + word
+            else:
+                out.append(line)
+                line = word
+        out.append(line)
+    return out
+
+
+#: Circled numbers for the callouts of a picture (its findings), 1 to 20.
+_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+
+
+def callout_mark(n: int) -> str:
+    """The mark of callout ``n`` (1-based): ``①``."""
+    return _CIRCLED[n - 1] if 1 <= n <= len(_CIRCLED) else f"({n})"
+
+
 def draw(
     diagram: Diagram,
     *,
@@ -389,7 +521,7 @@ def draw(
 
     ``reserve``: other texts the record notes may show (the proof explorer rewrites
     them step by step, to what is recorded so far): the notes' column is made wide
-    enough for them too."""
+    and tall enough for them too."""
     machines = diagram.machines
     events = diagram.events
     columns, ncol = _columns(events)
@@ -403,7 +535,13 @@ def draw(
     records_at: dict[str, list[RecordNote]] = {}
     for r in diagram.records:
         records_at.setdefault(r.machine, []).append(r)
-    rec_lines = max((len(v) for v in records_at.values()), default=0)
+    # what each snapshot recorded, wrapped (never cut): lines per note, at least as
+    # many as the longest of the texts the explorer may put in its place
+    least = max((len(wrap_note(t)) for t in reserve), default=1)
+    rec_texts = {m: [(r, wrap_note(r.text)) for r in notes] for m, notes in records_at.items()}
+    rec_lines = max(
+        (sum(max(len(ls), least) for _, ls in v) for v in rec_texts.values()), default=0
+    )
 
     # ---- sizes
     w = step_width if step_width is not None else MAX_STEP_W
@@ -420,20 +558,21 @@ def draw(
             f"event labels omitted: {ncol} steps leave {_f(w)} px per step "
             "(each event's label is in the step list)"
         )
-    name_w = max((_text_w(m, 13) for m in machines), default=20) + 26
+    name_w = max((_text_w(m, 13, bold=True) for m in machines), default=20) + 26
+    if diagram.axis:
+        name_w = max(name_w, _text_w("time", bold=True) + 26)
     x0 = name_w
     in_flight_extra = w + 30
     x_end = x0 + w * (ncol + 1) + in_flight_extra
-    rec_texts = {
-        m: [
-            (r, r.text if len(r.text) <= RECORD_MAX_CHARS else r.text[: RECORD_MAX_CHARS - 1] + "…")
-            for r in notes
-        ]
-        for m, notes in records_at.items()
-    }
-    rec_w = max((_text_w(t) for v in rec_texts.values() for _, t in v), default=0.0)
+    rec_w = max((_text_w(t) for v in rec_texts.values() for _, ls in v for t in ls), default=0.0)
     if rec_texts:
-        rec_w = max([rec_w, *(_text_w(t[:RECORD_MAX_CHARS]) for t in reserve)])
+        rec_w = max(
+            [
+                rec_w,
+                *(_text_w(line) for t in reserve for line in wrap_note(t)),
+                _text_w(diagram.words.records_title, bold=True) - 18,
+            ]
+        )
     sent_ids = {ev.msg_id for ev in events if ev.kind == "send" and ev.msg_id is not None}
     got_ids = {ev.msg_id for ev in events if ev.kind == "receive" and ev.msg_id is not None}
     in_flight_ids = sent_ids - got_ids
@@ -447,7 +586,8 @@ def draw(
 
     # ---- the legend, in rows that fit the width
     words = diagram.words
-    items = _legend_items(snapshots, bool(in_flight_ids), words)
+    marks = {ev.mark for ev in events if ev.kind == "send" and ev.mark}
+    items = _legend_items(snapshots, bool(in_flight_ids), words, marks)
     # rows no wider than a screen, so the legend reads at 100 % zoom without scrolling
     legend_w = min(max(width_core - 20, 620.0), 1100.0)
     rows: list[list[tuple[str, str, float]]] = [[]]
@@ -476,7 +616,15 @@ def draw(
     lanes = {m: top + i * h for i, m in enumerate(machines)}
     bottom_lane = top + h * (n - 1)
     label_y0 = top - h * 0.45 - 6 - head  # the baseline of the lowest cut label
-    placed = _place_labels(events, columns, lanes, machines, labels, x0, w, h, label_y0)
+    sides = _label_sides(events, lanes)
+    # below the last line: its labels (those of messages that come from above), then
+    # the time axis, then the notes
+    below_last = any(
+        ev.label and s == "below" and ev.machine == machines[-1]
+        for ev, s in zip(events, sides, strict=True)
+    )
+    floor = bottom_lane + (16 + 2 * LABEL_ROW if below_last else h * 0.45)
+    placed = _place_labels(events, columns, lanes, machines, labels, x0, w, label_y0, floor, sides)
     cut_short = sum(
         1 for i, ev in enumerate(events) if ev.label and labels and placed[i][1] != ev.label
     )
@@ -485,22 +633,36 @@ def draw(
             f"{cut_short} event label{'s' if cut_short != 1 else ''} shortened or left out where "
             f"{'it' if cut_short == 1 else 'they'} would overlap another (each is in the step list)"
         )
-    notes_lines = [*diagram.notes, *warnings]
-    height_est = bottom_lane + 40 + 18 * len(notes_lines)
+    axis_y = floor + 10
+    notes_top = axis_y + (34 if diagram.axis else 30)
+    # notes under the picture wrap at its width (never wider than a screen)
+    note_chars = max(60, int(min(max(width_core, 620.0), 1100.0) // CHAR_PX) - 2)
+    callouts = [
+        (callout_mark(i), c)
+        for i, c in enumerate(diagram.callouts, start=1)
+        if any(mid in sent_ids for mid in c.msg_ids)
+    ]
+
+    def note_lines() -> list[str]:
+        texts = [f"{mark} {c.text}" for mark, c in callouts] + [*diagram.notes, *warnings]
+        return [line for t in texts for line in _wrap_words(t, note_chars)]
+
+    notes_lines = note_lines()
+    height_est = notes_top + 18 * len(notes_lines) - 8
     if width > LEGIBLE_W or height_est > LEGIBLE_H:
         warnings.append(
             f"not legible at 100 % zoom or in print: {len(events)} events in {ncol} steps on "
             f"{len(machines)} machines need {width} x {int(height_est)} px "
             f"(more than {LEGIBLE_W} x {LEGIBLE_H}); draw a shorter run or fewer machines"
         )
-        notes_lines = [*diagram.notes, *warnings]
-    height = int(bottom_lane + 40 + 18 * len(notes_lines))
+        notes_lines = note_lines()
+    height = int(notes_top + 18 * len(notes_lines) - 8)
     width = int(
         max(
             [
                 width,
-                _text_w(diagram.title, 14) + 20 if diagram.title else 0,
-                *(_text_w(note) + 20 for note in notes_lines),
+                _text_w(diagram.title, 14, bold=True) + 20 if diagram.title else 0,
+                *(_text_w(line) + 20 for line in notes_lines),
             ]
         )
     )
@@ -563,6 +725,10 @@ def draw(
             'stroke-width="1.5"/>'
         )
 
+    # ---- the time axis: each time under the columns of its steps
+    if diagram.axis and ncol:
+        out.append(_time_axis(diagram.axis, steps_of_col, ncol, col_x, w, x0, x_end, axis_y))
+
     def step_of(i: int) -> int:
         ev = events[i]
         return ev.step if ev.step is not None else columns[i]
@@ -573,6 +739,7 @@ def draw(
         if ev.kind == "record_message" and ev.msg_id is not None and ev.snapshot is not None:
             recorded_by.setdefault(ev.msg_id, ev.snapshot)
     sends: dict[int, tuple[float, float, Event, int]] = {}
+    ends: dict[int, tuple[float, float, float, float]] = {}  # msg_id -> its line
     r_dot = 4.0 if w >= 14 else 2.8
     out.append('<g class="rl-msgs">')
     for i, ev in enumerate(events):
@@ -582,6 +749,7 @@ def draw(
             sx, sy, sev, sstep = sends[ev.msg_id]
             x, y = col_x(columns[i]), lanes[ev.machine]
             out.append(_message(sev, ev.msg_id, sx, sy, x, y, sstep, step_of(i), recorded_by))
+            ends[ev.msg_id] = (sx, sy, x, y)
     # Messages in flight end half-way to the receiver's line, at the right edge, their
     # labels right of the arrowheads; the ends are then spread so that no two labels
     # (12 px high) come closer than 16 px, in the order of their wished-for heights.
@@ -606,17 +774,25 @@ def draw(
         sx, sy, sev, sstep = sends[mid]
         assert sev.channel is not None
         tx, ty = x_end - 4, end_y[mid]
+        ends[mid] = (sx, sy, tx, ty)
         colour = VERMILLION if sev.snapshot is not None else INK
-        dash = (
-            f' stroke-dasharray="{snapshot_style(sev.snapshot).letter_dash}"'
+        letter = (
+            DUE_DASH
+            if sev.mark == "due"
+            else snapshot_style(sev.snapshot).letter_dash
             if sev.snapshot is not None
             else ""
         )
+        dash = f' stroke-dasharray="{letter}"' if letter else ""
+        if sev.mark == "due":
+            dash += f' stroke-opacity="{DUE_OPACITY}"'
         marker = "rl-redopen" if sev.snapshot is not None else "rl-open"
+        cls = f" rl-{sev.mark}" if sev.mark else ""
         out.append(
-            f'<line class="rl-msg rl-inflight" data-send="{sstep}" data-step="{sstep}" '
+            f'<line class="rl-msg rl-inflight{cls}" data-send="{sstep}" data-step="{sstep}" '
             f'x1="{_f(sx)}" y1="{_f(sy)}" x2="{_f(tx)}" y2="{_f(ty)}" stroke="{colour}" '
-            f'stroke-width="1.5"{dash} marker-end="url(#{marker})"/>'
+            f'stroke-width="{"2.6" if sev.mark == "late" else "1.5"}"{dash} '
+            f'marker-end="url(#{marker})"/>'
         )
         out.append(
             f'<text class="rl-inflight-label" data-step="{sstep}" x="{_f(tx + 10)}" '
@@ -674,6 +850,57 @@ def draw(
             )
     out.append("</g>")
 
+    # ---- callouts: a numbered mark beside each message that is a finding, off its line
+    if callouts:
+        out.append('<g class="rl-callouts">')
+        # what a mark must not cover: the labels placed, and the marks placed before it
+        taken = [
+            (col_x(columns[i]) - _text_w(t) / 2, b - 11.2, col_x(columns[i]) + _text_w(t) / 2,
+             b + 2.9)
+            for i, (b, t) in enumerate(placed)
+            if t
+        ]  # fmt: skip
+        for mark, callout, mid in [(m, co, x) for m, co in callouts for x in co.msg_ids]:
+            if mid not in ends:
+                continue
+            sx, sy, ex, ey = ends[mid]
+            # 13 px off the line (on either side), at the first place along it that
+            # touches nothing written before
+            dx, dy = ey - sy, sx - ex
+            norm = max((dx * dx + dy * dy) ** 0.5, 1.0)
+            if dy > 0:
+                dx, dy = -dx, -dy
+            ox, oy = 13 * dx / norm, 13 * dy / norm
+            spots = [
+                (sx + (ex - sx) * f + side * ox, sy + (ey - sy) * f + side * oy)
+                for f in (0.35, 0.5, 0.65, 0.2, 0.8)
+                for side in (1, -1)
+            ]
+            free = next(
+                (
+                    (x, y)
+                    for x, y in spots
+                    if not any(
+                        x - 10 < b[2] and b[0] < x + 10 and y - 10 < b[3] and b[1] < y + 10
+                        for b in taken
+                    )
+                ),
+                None,
+            )
+            if free is None:  # no room beside this arrow: its note still says it
+                continue
+            cx, cy = free
+            taken.append((cx - 10, cy - 10, cx + 10, cy + 10))
+            step = sends[mid][3]
+            out.append(
+                f'<g class="rl-callout" data-step="{step}" data-msg="{mid}">'
+                f'<circle cx="{_f(cx)}" cy="{_f(cy)}" r="9" fill="white" stroke="{VERMILLION}" '
+                f'stroke-width="1.6"/><text x="{_f(cx)}" y="{_f(cy + 4.5)}" '
+                f'text-anchor="middle" font-size="13" font-weight="bold" fill="{VERMILLION}">'
+                f"<title>{escape(callout.text)}</title>{mark}</text></g>"
+            )
+        out.append("</g>")
+
     # ---- cuts: a line through each snapshot's recorded events
     out.append('<g class="rl-cuts">')
     for k, points in sorted(cuts.items()):
@@ -689,6 +916,11 @@ def draw(
             d.append(f"C{_f(ax)},{_f(ay + half)} {_f(bx)},{_f(by - half)} {_f(bx)},{_f(by)}")
         d.append(f"L{_f(last[0])},{_f(bottom_lane + h * 0.45)}")
         missing = [m for m in machines if m not in {_lane_of(lanes, py) for _, py, _ in points}]
+        # a white halo under each cut, so that where two cuts cross each stays one line
+        out.append(
+            f'<path class="rl-cut-halo" data-step="{last_step}" d="{" ".join(d)}" fill="none" '
+            'stroke="white" stroke-width="5" stroke-opacity="0.9"/>'
+        )
         out.append(
             f'<path class="rl-cut" data-step="{last_step}" data-snapshot="{k}" '
             f'd="{" ".join(d)}" fill="none" stroke="{st.colour}" stroke-width="2.2" '
@@ -710,7 +942,7 @@ def draw(
         )
     out.append("</g>")
 
-    # ---- what each snapshot recorded, beside each machine's line
+    # ---- what each snapshot recorded, beside each machine's line (wrapped, never cut)
     if rec_texts:
         out.append('<g class="rl-records">')
         out.append(
@@ -718,25 +950,84 @@ def draw(
             f'font-weight="bold" fill="{INK}">{escape(words.records_title)}</text>'
         )
         for m, texts in rec_texts.items():
-            y0 = lanes[m] - (len(texts) - 1) * 7.5
-            for j, (r, text) in enumerate(texts):
+            total = sum(max(len(ls), least) for _, ls in texts)
+            y = lanes[m] - (total - 1) * 7.5
+            for r, lines in texts:
                 st = snapshot_style(r.snapshot)
-                y = y0 + 15 * j
                 out.append(_shape(st.shape, rec_x + 6, y - 4, 4.5, st.colour, ""))
-                full = f"<title>{escape(r.text)}</title>" if text != r.text else ""
+                spans = (
+                    escape(lines[0])
+                    if len(lines) == 1
+                    else "".join(
+                        f'<tspan x="{_f(rec_x + 18)}" dy="{0 if j == 0 else 15}">'
+                        f"{escape(line)}</tspan>"
+                        for j, line in enumerate(lines)
+                    )
+                )
                 out.append(
                     f'<text class="rl-record" data-snapshot="{r.snapshot}" '
-                    f'data-machine="{escape(r.machine)}" '
-                    f'x="{_f(rec_x + 18)}" y="{_f(y)}" fill="{INK}">{full}{escape(text)}</text>'
+                    f'data-machine="{escape(r.machine)}" data-lines="{max(len(lines), least)}" '
+                    f'x="{_f(rec_x + 18)}" y="{_f(y)}" fill="{INK}">{spans}</text>'
                 )
+                y += 15 * max(len(lines), least)
         out.append("</g>")
 
     for j, note in enumerate(notes_lines):
         out.append(
-            f'<text x="10" y="{_f(bottom_lane + 40 + 18 * j)}" fill="{GREY}">{escape(note)}</text>'
+            f'<text class="rl-note" x="10" y="{_f(notes_top + 18 * j)}" fill="{GREY}">'
+            f"{escape(note)}</text>"
         )
     out.append("</svg>")
     return Drawing("\n".join(out) + "\n", width, height, w, h, labels, tuple(warnings))
+
+
+def _time_axis(
+    axis: Sequence[tuple[int, int]],
+    steps_of_col: dict[int, int],
+    ncol: int,
+    col_x: Callable[[int], float],
+    w: float,
+    x0: float,
+    x_end: float,
+    y: float,
+) -> str:
+    """The time axis: a line under the machines, a tick where the time changes, and
+    each time written under the columns of its steps (``time 6`` where it fits, else
+    ``6``; a time whose text would touch the previous one is left out)."""
+    time_of = dict(axis)
+    groups: list[tuple[int, int, int]] = []  # (time, first col, last col)
+    for c in range(ncol):
+        t = time_of.get(steps_of_col.get(c, -1))
+        if t is None:
+            continue
+        if groups and groups[-1][0] == t and groups[-1][2] == c - 1:
+            groups[-1] = (t, groups[-1][1], c)
+        else:
+            groups.append((t, c, c))
+    out = [
+        f'<g class="rl-axis"><line x1="{_f(x0)}" y1="{_f(y)}" x2="{_f(x_end)}" y2="{_f(y)}" '
+        f'stroke="{GREY}" stroke-width="1"/>'
+        f'<text x="10" y="{_f(y + 15)}" font-weight="bold" fill="{INK}">time</text>'
+    ]
+    right = x0 + 2
+    for t, a, b in groups:
+        left_x, right_x = col_x(a) - w / 2, col_x(b) + w / 2
+        out.append(
+            f'<line x1="{_f(left_x)}" y1="{_f(y - 4)}" x2="{_f(left_x)}" y2="{_f(y + 4)}" '
+            f'stroke="{GREY}" stroke-width="1"/>'
+        )
+        mid = (col_x(a) + col_x(b)) / 2
+        for text in (f"time {t}", str(t)):
+            half = _text_w(text) / 2
+            if mid - half >= right + 4 and (text == str(t) or 2 * half <= right_x - left_x + 6):
+                out.append(
+                    f'<text class="rl-time" data-time="{t}" x="{_f(mid)}" y="{_f(y + 15)}" '
+                    f'text-anchor="middle" fill="{INK}">{text}</text>'
+                )
+                right = mid + half
+                break
+    out.append("</g>")
+    return "".join(out)
 
 
 def _in_flight_text(sev: Event, words: Words) -> str:
@@ -747,6 +1038,28 @@ def _in_flight_text(sev: Event, words: Words) -> str:
 LABEL_ROW = 15.0  #: the rise from one row of event labels to the next (a box is 14 px high)
 
 
+def _label_sides(events: Sequence[Event], lanes: dict[str, float]) -> list[str]:
+    """Where each event's label goes, ``above`` or ``below`` its machine's line: on the
+    side away from its own message's line (a receipt of a message from a line above
+    has it below, a send to a line above too), so that no label sits on its arrow."""
+    sender: dict[int, str] = {}
+    for ev in events:
+        if ev.kind == "send" and ev.msg_id is not None:
+            sender[ev.msg_id] = ev.machine
+    out = []
+    for ev in events:
+        other: str | None = None
+        if ev.kind == "receive" and ev.msg_id is not None:
+            other = sender.get(ev.msg_id)
+        elif ev.kind == "send" and ev.channel is not None:
+            other = ev.channel[1]
+        if other is not None and other in lanes and lanes[other] < lanes[ev.machine]:
+            out.append("below")
+        else:
+            out.append("above")
+    return out
+
+
 def _place_labels(
     events: Sequence[Event],
     columns: Sequence[int],
@@ -755,46 +1068,75 @@ def _place_labels(
     labels: bool,
     x0: float,
     w: float,
-    h: float,
     ceiling_top: float,
+    floor: float,
+    sides: Sequence[str],
 ) -> list[tuple[float, str]]:
     """(baseline y, text shown) of each event's label, so that no two labels overlap.
 
-    A label sits centred above its event; when it would run into an earlier label on
-    the same machine's line, it rises a row (as many rows as fit below the line above,
-    or below the cut labels for the top line); when no row is free it is shortened to
-    the room left (the full text in a tooltip), or left out ("")."""
+    A label sits centred above its event (below it when its message comes from, or goes
+    to, a line above: :func:`_label_sides`); when it would run into a label placed
+    before, it moves a row further from the line (as many rows as fit before the next
+    line, the cut labels above the top line, or ``floor`` under the last); when no row is
+    free it is shortened to the room left (the full text in a tooltip), or left out
+    ("")."""
     out: list[tuple[float, str]] = [(0.0, "")] * len(events)
     if not labels:
         return out
     order = list(machines)
-    rights: dict[str, list[float]] = {}
+    boxes: list[tuple[float, float, float, float]] = []  # left, top, right, bottom
+
+    def baseline(y: float, side: str, row: int) -> float:
+        return y - 11 - LABEL_ROW * row if side == "above" else y + 16 + LABEL_ROW * row
+
+    def right_of(top: float, bottom: float, x: float) -> float:
+        """The right edge of the labels placed before in this band, left of ``x``."""
+        return max(
+            (b[2] for b in boxes if b[1] < bottom and top < b[3] and b[0] < x),
+            default=float("-inf"),
+        )
+
     for i, ev in enumerate(events):
         if not ev.label:
             continue
         y = lanes[ev.machine]
         lane_i = order.index(ev.machine)
-        ceiling = ceiling_top + 6 if lane_i == 0 else lanes[order[lane_i - 1]] + 12
-        nrows = max(1, min(3, int((y - 11 - 12 - ceiling) // LABEL_ROW) + 1))
-        row_right = rights.setdefault(ev.machine, [float("-inf")] * 3)
+        side = sides[i]
+        if side == "above":
+            ceiling = ceiling_top + 6 if lane_i == 0 else lanes[order[lane_i - 1]] + 12
+            nrows = max(1, min(3, int((y - 11 - 12 - ceiling) // LABEL_ROW) + 1))
+        else:
+            limit = lanes[order[lane_i + 1]] - 26 if lane_i + 1 < len(order) else floor
+            nrows = max(1, min(3, int((limit - (y + 16)) // LABEL_ROW) + 1))
         x = x0 + w * (columns[i] + 1)
         half = _text_w(ev.label) / 2
-        row = next((r for r in range(nrows) if row_right[r] + 4 <= x - half), None)
         text = ev.label
+        row = None
+        for r in range(nrows):
+            b = baseline(y, side, r)
+            if right_of(b - 11.2, b + 2.9, x + half) + 4 <= x - half:
+                row = r
+                break
         if row is None:
-            row = min(range(nrows), key=lambda r: row_right[r])
-            room = 2 * (x - row_right[row] - 4)
+            rights = [
+                right_of(baseline(y, side, r) - 11.2, baseline(y, side, r) + 2.9, x)
+                for r in range(nrows)
+            ]
+            row = min(range(nrows), key=lambda r: rights[r])
+            room = 2 * (x - rights[row] - 4)
             chars = int(room // CHAR_PX)
             text = ev.label[: chars - 1] + "…" if chars >= 3 else ""
             half = _text_w(text) / 2
+        b = baseline(y, side, row)
         if text:
-            row_right[row] = x + half
-        out[i] = (y - 11 - LABEL_ROW * row, text)
+            boxes.append((x - half, b - 11.2, x + half, b + 2.9))
+        out[i] = (b, text)
     return out
 
 
 _TEXT = re.compile(r"<text([^>]*)>(.*?)</text>", re.S)
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
+_TSPAN = re.compile(r"<tspan([^>]*)>(.*?)</tspan>", re.S)
 
 
 def label_boxes(svg: str) -> list[tuple[str, float, float, float, float]]:
@@ -805,16 +1147,42 @@ def label_boxes(svg: str) -> list[tuple[str, float, float, float, float]]:
     out: list[tuple[str, float, float, float, float]] = []
     for m in _TEXT.finditer(svg):
         attrs = dict(_ATTR.findall(m.group(1)))
-        text = unescape(re.sub(r"<[^>]+>", "", re.sub(r"<title>.*?</title>", "", m.group(2))))
-        if "x" not in attrs or "y" not in attrs or not text:
+        inner = re.sub(r"<title>.*?</title>", "", m.group(2))
+        if "x" not in attrs or "y" not in attrs:
             continue
         x, y = float(attrs["x"]), float(attrs["y"])
         size = float(attrs.get("font-size", "12"))
-        width = _text_w(text, size)
+        bold = attrs.get("font-weight") == "bold"
         anchor = attrs.get("text-anchor", "start")
-        left = x if anchor == "start" else x - width if anchor == "end" else x - width / 2
-        out.append((text, left, y - 0.93 * size, left + width, y + 0.24 * size))
+        spans = _TSPAN.findall(inner)
+        lines = (
+            [(dict(_ATTR.findall(a)), unescape(re.sub(r"<[^>]+>", "", t))) for a, t in spans]
+            if spans
+            else [({}, unescape(re.sub(r"<[^>]+>", "", inner)))]
+        )
+        for span, text in lines:
+            x = float(span.get("x", x))
+            y += float(span.get("dy", 0))
+            if not text:
+                continue
+            width = _text_w(text, size, bold=bold)
+            left = x if anchor == "start" else x - width if anchor == "end" else x - width / 2
+            out.append((text, left, y - 0.93 * size, left + width, y + 0.24 * size))
     return out
+
+
+def texts_outside(svg: str) -> list[str]:
+    """The texts of a drawing whose boxes (:func:`label_boxes`) leave the drawing's own
+    box (its ``width`` and ``height``): what a browser would cut off."""
+    m = re.search(r'<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"', svg)
+    if m is None:
+        return []
+    width, height = float(m.group(1)), float(m.group(2))
+    return [
+        text
+        for text, left, top, right, bottom in label_boxes(svg)
+        if left < 0 or top < 0 or right > width or bottom > height
+    ]
 
 
 def overlapping_labels(svg: str) -> list[tuple[str, str]]:
@@ -846,11 +1214,26 @@ def _message(
     rec = recorded_by.get(mid)
     if sev.snapshot is not None:
         st = snapshot_style(sev.snapshot)
-        return (
-            f'<line class="rl-msg rl-red" data-send="{sstep}" data-step="{rstep}" '
-            f'data-snapshot="{sev.snapshot}" x1="{_f(sx)}" y1="{_f(sy)}" x2="{_f(x)}" '
-            f'y2="{_f(y)}" stroke="{VERMILLION}" stroke-width="1.6" '
-            f'stroke-dasharray="{st.letter_dash}" marker-end="url(#rl-redarrow)"/>'
+        # a finding: the red letter where the rules send it (dotted, open head), or where
+        # the program under test sent it instead (thick)
+        dash, width, head, cls, under = st.letter_dash, "1.6", "rl-redarrow", "", ""
+        opacity = ""
+        if sev.mark == "due":
+            dash, width, head, cls = DUE_DASH, "2.6", "rl-redopen", " rl-due"
+            opacity = f' stroke-opacity="{DUE_OPACITY}"'
+        elif sev.mark == "late":
+            width, cls = "2.6", " rl-late"
+            under = (
+                f'<line class="rl-late-halo" data-send="{sstep}" data-step="{rstep}" '
+                f'x1="{_f(sx)}" y1="{_f(sy)}" x2="{_f(x)}" y2="{_f(y)}" stroke="#f6c7a6" '
+                'stroke-width="8" stroke-linecap="round"/>'
+            )
+        return under + (
+            f'<line class="rl-msg rl-red{cls}" data-send="{sstep}" data-step="{rstep}" '
+            f'data-snapshot="{sev.snapshot}" data-msg="{mid}" x1="{_f(sx)}" y1="{_f(sy)}" '
+            f'x2="{_f(x)}" y2="{_f(y)}" stroke="{VERMILLION}" stroke-width="{width}"{opacity} '
+            f'stroke-dasharray="{"none" if sev.mark == "late" else dash}" '
+            f'stroke-linecap="round" marker-end="url(#{head})"/>'
         )
     if rec is not None:
         st = snapshot_style(rec)

@@ -44,6 +44,7 @@ RULE_CODES = ("i", "ii a", "ii b", "iii a", "iii b", "iii c", "iii d", "correspo
 
 __all__ = [
     "RULE_CODES",
+    "RUN_KEYS",
     "Annotation",
     "asset",
     "explorer_data",
@@ -149,6 +150,25 @@ def _move_json(
     }
 
 
+#: The parts of the page's data that belong to one run (the rest is shared by every
+#: run a page shows: a failing node's run and the model's, side by side).
+RUN_KEYS = (
+    "runLabel",
+    "runCaption",
+    "addedNote",
+    "steps",
+    "states",
+    "props",
+    "breaks",
+    "walks",
+    "annotations",
+    "recNotes",
+    "addedFrom",
+    "warnings",
+    "svg",
+)
+
+
 def explorer_data(
     pr: ProofRun,
     *,
@@ -157,10 +177,14 @@ def explorer_data(
     command: str = "",
     annotations: Sequence[Annotation] = (),
     added_from: int | None = None,
+    run_label: str = "",
+    run_caption: str = "",
+    added_note: str = "the model's own completion",
 ) -> dict[str, object]:
     """The page's data (see the module docstring).  ``added_from``: the first step that
-    is not part of the schedule judged but the model's own completion of it (the page
-    marks those steps)."""
+    is not part of the schedule judged but the run's own completion of it (the page
+    marks those steps with ``added_note``).  ``run_label``/``run_caption``: the run's
+    name when a page shows several (:func:`render_explorer`)."""
     cfg, run, states = pr.cfg, pr.run, pr.states
     nk = len(cfg.snaps)
     # recorded message labels per state: (k, c) -> labels, from the run's events
@@ -293,6 +317,9 @@ def explorer_data(
         },
         "algorithm": [list(r) for r in ALGORITHM_RULES],
         "addedFrom": added_from,
+        "addedNote": added_note,
+        "runLabel": run_label,
+        "runCaption": run_caption,
         "warnings": list(drawing.warnings),
         "svg": drawing.svg,
     }
@@ -312,10 +339,23 @@ def _json_for_script(data: object) -> str:
     return text.replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
-def render_explorer(data: Mapping[str, object]) -> str:
-    """The self-contained HTML page of the explorer."""
-    svg = str(data["svg"])
-    payload = {k: v for k, v in data.items() if k != "svg"}
+def render_explorer(data: Mapping[str, object], *more: Mapping[str, object]) -> str:
+    """The self-contained HTML page of the explorer: the run of ``data``, and of each
+    of ``more`` beside it (same model, e.g. a failing node's own run and the model's):
+    every run's diagram is shown, one above the other, and a switch picks the run the
+    other panels follow."""
+    runs = [data, *more]
+    payload = {k: v for k, v in data.items() if k not in RUN_KEYS}
+    payload["runs"] = [{k: r[k] for k in RUN_KEYS if k in r and k != "svg"} for r in runs]
+    if len(runs) == 1:
+        svg = str(data["svg"])
+    else:
+        svg = "\n".join(
+            f'<figure class="rl-run" data-run="{i}"><figcaption>'
+            f"{escape(str(r.get('runCaption') or r.get('runLabel') or ''))}</figcaption>"
+            f"{r['svg']}</figure>"
+            for i, r in enumerate(runs)
+        )
     title = escape(str(data["title"]))
     return fill(
         asset("explorer.html"),

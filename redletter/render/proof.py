@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from redletter.errors import InputError, SpecError
+from redletter.errors import InputError, InternalError, SpecError
 from redletter.python_model.actions import app_state
 from redletter.python_model.config import ModelConfig
 from redletter.python_model.invariants import (
@@ -485,9 +485,23 @@ def _break_of(cfg: ModelConfig, name: str, states: Sequence[State], n: int) -> t
     return "", ""
 
 
-def prove_run(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> ProofRun:
-    """Replay ``steps`` from ``start`` and compute everything the proofs show."""
-    run = events_of_trace(cfg, start, steps)
+def prove_run(
+    cfg: ModelConfig,
+    start: State,
+    steps: Sequence[Step],
+    *,
+    states: Sequence[State] | None = None,
+) -> ProofRun:
+    """Replay ``steps`` from ``start`` and compute everything the proofs show.
+
+    ``states``: the run's states when they are given rather than replayed (a node's own
+    run: :mod:`redletter.conformance.judges.noderun`); the invariants and the shadow
+    networks are then evaluated on them, by the same code.  A snapshot that a given run
+    never completes gets its shadow networks up to the end of the run, the snapshot
+    state read from what is recorded by then, so that a rule the run breaks shows where
+    it breaks it."""
+    given = states
+    run = events_of_trace(cfg, start, steps, states=given)
     states = run.states
     holds, errors = _holds_all(cfg, states)
     breaks: list[Break] = []
@@ -502,9 +516,23 @@ def prove_run(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> ProofRun
             breaks.append(Break(name, n, "", f"evaluation error: {errors[name]}", name in checked))
     walks: list[Walk] = []
     plain = [(a, dict(p)) for a, p in steps]
-    r = reality(cfg, states, plain)
+    try:
+        r = reality(cfg, states, plain)
+    except InternalError as e:
+        if given is None:
+            raise
+        why = f"the shadow networks cannot follow this run: {e.message}"
+        walks = [Walk(lemma, kid, None, why) for kid in cfg.snaps for lemma in (0, 1)]
+        breaks.sort(key=lambda b: (b.step, b.name))
+        return ProofRun(cfg, tuple(steps), run, holds, tuple(walks), tuple(breaks), errors)
     for k, kid in enumerate(cfg.snaps):
         for lemma in (0, 1):
+            if given is not None and states[-1].s0[k] is not None and states[-1].sf[k] is None:
+                try:
+                    walks.append(Walk(lemma, kid, shadow_walk(cfg, r, k, lemma, partial=True)))
+                except InputError as e:
+                    walks.append(Walk(lemma, kid, None, e.message))
+                continue
             if states[-1].sf[k] is None:
                 why = (
                     f"snapshot {kid} never starts in this run"

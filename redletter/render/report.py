@@ -23,6 +23,7 @@ __all__ = [
     "PROPERTY_NAMES",
     "DivergenceView",
     "ReportPage",
+    "SnapshotView",
     "TraceRow",
     "properties_named",
     "render_report",
@@ -64,6 +65,21 @@ class DivergenceView:
 
 
 @dataclass(frozen=True)
+class SnapshotView:
+    """One snapshot, what the model records beside what the node reported: rows of
+    (machine or channel, the model's, the node's, whether they differ)."""
+
+    snapshot: int
+    rows: Sequence[tuple[str, str, str, bool]]
+    note: str = ""  #: e.g. the tokens each holds in all
+
+    @property
+    def differs(self) -> tuple[str, ...]:
+        """The machines and channels where the node's snapshot differs from the model's."""
+        return tuple(place for place, _, _, bad in self.rows if bad)
+
+
+@dataclass(frozen=True)
 class TraceRow:
     """One judged trace."""
 
@@ -92,6 +108,8 @@ class ReportPage:
     svg: str = ""
     diagram_notes: Sequence[str] = ()
     explorer: str = ""  #: relative link to the explorer page, if written
+    snapshots: Sequence[SnapshotView] = ()  #: the model's snapshots beside the node's
+    node_run: bool = False  #: the explorer shows the node's own run too
     journal: Sequence[str] = ()  #: the node's observed steps, in words
     traces: Sequence[TraceRow] = field(default_factory=tuple)
     stopped: str = ""  #: why traces were left unjudged, if the run stopped early
@@ -145,8 +163,14 @@ def render_report(page: ReportPage) -> str:
         body.append(
             f'<p class="rl-noprint"><a href="{escape(page.explorer)}'
             + (f"#step={d.step}" if d is not None and d.step else "")
-            + "\">Step through this schedule in the proof explorer</a>: the model's run of the "
-            "same steps, with both shadow networks of EWD 864 and the divergence marked.</p>"
+            + "\">Step through this schedule in the proof explorer</a>: "
+            + (
+                "the node's own run beside the model's, each with both shadow networks of "
+                "EWD 864, the divergence marked.</p>"
+                if page.node_run
+                else "the model's run of the same steps, with both shadow networks of EWD 864 "
+                "and the divergence marked.</p>"
+            )
         )
     if page.schedule:
         rows = []
@@ -184,6 +208,28 @@ def render_report(page: ReportPage) -> str:
             '<section aria-labelledby="rl-diagram-h"><h2 id="rl-diagram-h">What the node did: '
             f"space-time diagram</h2>{shade}{notes}"
             f'<div class="rl-svgwrap">{page.svg}</div></section>'
+        )
+    for snap in page.snapshots:
+        marked = ' class="rl-differs"'
+        snap_rows = "".join(
+            f"<tr{marked if bad else ''}><td>{escape(place)}</td>"
+            f"<td>{escape(want)}</td><td>{escape(got)}{' ✗ differs' if bad else ''}</td></tr>"
+            for place, want, got, bad in snap.rows
+        )
+        where = (
+            "it differs from the model's at " + ", ".join(snap.differs)
+            if snap.differs
+            else "it is the model's"
+        )
+        body.append(
+            f'<section aria-labelledby="rl-snap-{snap.snapshot}-h">'
+            f'<h2 id="rl-snap-{snap.snapshot}-h">Snapshot {snap.snapshot}: what Chandy–Lamport '
+            "records vs what the node reported</h2>"
+            f"<p>The model's snapshot is the one Chandy–Lamport records on this schedule (and "
+            f"its completion); the node's is what it reported at the end of its own run: "
+            f"{escape(where)}{'; ' + escape(snap.note) if snap.note else ''}.</p>"
+            "<table><tr><th>machine / channel</th><th>Chandy–Lamport records</th>"
+            f"<th>node reported</th></tr>{snap_rows}</table></section>"
         )
     if page.journal:
         items = "".join(f"<li>{escape(line)}</li>" for line in page.journal)

@@ -97,8 +97,38 @@ def _inserted_at(old: tuple[int, ...], new: tuple[int, ...]) -> int:
     return len(old)
 
 
-def events_of_trace(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> Run:
-    """Replay ``steps`` from ``start`` and derive each step's observable events."""
+def _buffer_change(
+    old: tuple[int, ...], new: tuple[int, ...], received: int | None
+) -> tuple[int | None, list[int]]:
+    """How one buffer changed in a step: the position a message was removed from (or
+    None) and the positions (in ``new``) of the messages put in.  ``received``: the
+    position the step receives from in this buffer (None: it receives nothing here),
+    for a run whose states are given (a node's: it may put several messages on one
+    buffer in a step, always at its end); else one insertion or one removal, wherever
+    the model's (possibly mutant) Enqueue puts it."""
+    if received is not None or len(new) >= len(old):
+        base = old[:received] + old[received + 1 :] if received is not None else old
+        if new[: len(base)] == base and (received is not None or len(new) > len(old)):
+            return received, list(range(len(base), len(new)))
+    if len(new) < len(old):
+        return _inserted_at(new, old), []
+    if len(new) > len(old):
+        return None, [_inserted_at(old, new)]
+    return None, []
+
+
+def events_of_trace(
+    cfg: ModelConfig,
+    start: State,
+    steps: Sequence[Step],
+    *,
+    states: Sequence[State] | None = None,
+) -> Run:
+    """Replay ``steps`` from ``start`` and derive each step's observable events.
+
+    ``states``: the run's states, when they are given instead of replayed
+    (``states[0]`` is ``start``; a node's own run, whose recordings are the node's:
+    :mod:`redletter.conformance.judges.noderun`)."""
     ids = [list[int]() for _ in cfg.chans]  # message ids, aligned with each buffer
     next_id = 0
     for c, b0 in enumerate(start.buf):  # messages already in flight in the first state
@@ -110,11 +140,21 @@ def events_of_trace(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> Ru
         for mid, v in zip(ids[c], b, strict=True)
     }
     id_history = [tuple(tuple(x) for x in ids)]
-    states = [start]
+    seen = [start]
     events: list[Event] = []
     s = start
-    for action, params in steps:
-        t = step(cfg, s, action, params)
+    for n_step, (action, params) in enumerate(steps, start=1):
+        t = step(cfg, s, action, params) if states is None else states[n_step]
+        recv_chan: tuple[str, str] | None = None
+        recv_at = 0
+        c_param = params.get("c")
+        if (
+            states is not None
+            and action in ("ReceiveApp", "ReceiveRedLetter")
+            and isinstance(c_param, list | tuple)
+        ):
+            recv_chan = (str(c_param[0]), str(c_param[1]))
+            recv_at = int(str(params.get("i", 1))) - 1
         received: list[Event] = []  # the message this step consumed
         recorded: list[Event] = []  # what it recorded (machine states, then messages)
         sent: list[Event] = []  # what it put on the wire, in buffer order
@@ -129,8 +169,9 @@ def events_of_trace(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> Ru
         for c, (old, new) in enumerate(zip(s.buf, t.buf, strict=True)):
             src, dst = cfg.chans[c]
             chan = (src, dst)
-            if len(new) < len(old):  # a receipt: find the removed position
-                pos = _inserted_at(new, old)
+            removed, added = _buffer_change(old, new, recv_at if chan == recv_chan else None)
+            if removed is not None:  # a receipt
+                pos = removed
                 mid = ids[c].pop(pos)
                 msg = old[pos]
                 if msg >= 0:
@@ -141,8 +182,7 @@ def events_of_trace(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> Ru
                             recorded.append(Event("record_message", dst, chan, mid, k))
                 else:
                     received.append(Event("receive", dst, chan, mid, snapshot=-msg))
-            elif len(new) > len(old):  # a send: one message per buffer per step
-                pos = _inserted_at(old, new)
+            for pos in added:  # a send (a node's step may put several on a buffer)
                 msg = new[pos]
                 ids[c].insert(pos, next_id)
                 if msg >= 0:
@@ -153,12 +193,12 @@ def events_of_trace(cfg: ModelConfig, start: State, steps: Sequence[Step]) -> Ru
                     sent.append(Event("send", src, chan, next_id, snapshot=-msg))
                     labels[next_id] = f"R{-msg}"
                 next_id += 1
-        n = len(states)  # steps are numbered from 1: states[n - 1] -> states[n]
+        n = len(seen)  # steps are numbered from 1: states[n - 1] -> states[n]
         events.extend(replace(e, step=n) for e in received + recorded + sent)
-        states.append(t)
+        seen.append(t)
         id_history.append(tuple(tuple(x) for x in ids))
         s = t
-    return Run(tuple(states), tuple(events), tuple(id_history), MappingProxyType(labels))
+    return Run(tuple(seen), tuple(events), tuple(id_history), MappingProxyType(labels))
 
 
 def show_local(cfg: ModelConfig, x: Local | None) -> str:

@@ -35,13 +35,22 @@ from redletter.conformance.formats.cos418 import (
     format_topology,
 )
 from redletter.conformance.judges.courselog import read_course_log
+from redletter.conformance.judges.expected import ExpectedRun, ExpEvent
+from redletter.conformance.judges.expected import expected_run as compute_expected_run
 from redletter.conformance.judges.run import show_link
 from redletter.conformance.judges.rundoc import RunDocument
 from redletter.conformance.report import RunFolder
 from redletter.conformance.verdict import Verdict
-from redletter.render.diagram import EXPECTED_WORDS, Event, RecordNote, layout, render_svg
+from redletter.render.diagram import (
+    EXPECTED_WORDS,
+    Callout,
+    Event,
+    RecordNote,
+    layout,
+    render_svg,
+)
 
-__all__ = ["diagram_of", "expected_vs_recorded", "summary_json", "write_report"]
+__all__ = ["diagram_of", "expected_vs_recorded", "snapshots_html", "summary_json", "write_report"]
 
 
 # --------------------------------------------------------------------------- diagram
@@ -54,26 +63,34 @@ def expected_vs_recorded(
     recorded: Sequence[Snap],
 ) -> list[RecordNote]:
     """Per snapshot and server, two lines beside its line: what Chandy-Lamport records
-    there (expected) and what the package returned (recorded, and whether it differs),
-    its tokens and the messages of each of its input links; "nothing" where the package
-    returned no snapshot of that id."""
+    there (expected) and what the package returned (recorded, and whether it differs):
+    its tokens and the messages of those of its input links that hold any in either
+    ("no messages in flight" when none does); "nothing" where the package returned no
+    snapshot of that id."""
     exp = {x.id: x for x in expected}
     rec = {x.id: x for x in recorded}
 
-    def part(snap: Snap | None, server: str) -> str:
+    def part(snap: Snap | None, server: str, shown: Sequence[Link]) -> str:
         if snap is None:
             return "nothing"
         tokens = snap.tokens_dict().get(server)
         words = [f"{tokens} tokens" if tokens is not None else "no tokens"]
-        for link in links:
-            if link[1] == server:
-                words.append(f"{link[0]}→{server}: [{', '.join(map(str, snap.channel(link)))}]")
+        for link in shown:
+            words.append(f"{link[0]}→{server}: [{', '.join(map(str, snap.channel(link)))}]")
+        if not shown:
+            words.append("no messages in flight")
         return ", ".join(words)
 
     notes: list[RecordNote] = []
     for k in sorted(set(exp) | set(rec)):
         for server in servers:
-            e, r = part(exp.get(k), server), part(rec.get(k), server)
+            e_s, r_s = exp.get(k), rec.get(k)
+            shown = [
+                link
+                for link in links
+                if link[1] == server and any(x is not None and x.channel(link) for x in (e_s, r_s))
+            ]
+            e, r = part(e_s, server, shown), part(r_s, server, shown)
             notes.append(RecordNote(k, server, f"snapshot {k} expected: {e}"))
             verdict = "as expected" if e == r else "differs"
             notes.append(RecordNote(k, server, f"snapshot {k} recorded: {r} ({verdict})"))
@@ -86,76 +103,112 @@ def diagram_of(
     *,
     expected: Sequence[Snap] = (),
     recorded: Sequence[Snap] = (),
+    expected_run: ExpectedRun | None = None,
 ) -> str:
     """The space-time diagram (SVG) of a run: the course's logged sends and receipts
-    (never the package's own records), where each server records its state for each
-    snapshot and the messages recorded as in flight, both by the algorithm's rules:
-    the expectation, drawn and named as such (:data:`EXPECTED_WORDS`), never as what
-    the package recorded.  Beside each server's line, per snapshot, the expected
-    record and the package's (``expected``, ``recorded``)."""
+    (never the package's own records) on a time axis, and Chandy–Lamport's run on the
+    same application schedule (``expected_run``, computed from the log when not given):
+    where each server records its state for each snapshot, the messages it records as in
+    flight, and every marker where the rules send it.  A marker the package sent
+    elsewhere (late) or never is drawn both ways, the rule's and the package's, with a
+    numbered note under the picture.  Beside each server's line, per snapshot, the
+    expected record and the package's (``expected``, ``recorded``)."""
     log = read_course_log(doc)
     doc = replace(doc, steps=log.steps)
+    if expected_run is None:
+        expected_run = compute_expected_run(doc)
     ids = doc.topology.ids
-    inbound = {s: doc.topology.inbound(s) for s in ids}
     events: list[Event] = []
-    queues: dict[Link, list[int]] = {link: [] for link in doc.topology.links}
-    turned: dict[int, set[str]] = {}
-    open_: dict[tuple[int, Link], bool] = {}
-    next_id = 0
-    by_event = {s.event_index: s for s in doc.snapshots}
-
-    def record(k: int, p: str, first: Link | None, step: int) -> None:
-        turned.setdefault(k, set()).add(p)
-        events.append(Event("record_state", p, snapshot=k, step=step))
-        for link in inbound[p]:
-            open_[(k, link)] = link != first
-
-    for i, st in enumerate(doc.steps):
-        start = (
-            by_event.get(st.event_index)
-            if st.phase == "inject" and st.event_index is not None
-            else None
-        )
-        if start is not None and start.initiator in inbound:
-            record(start.id, start.initiator, None, i)
-        for e in st.events:
-            if e.event == "send" and e.link in queues:
-                next_id += 1
-                queues[e.link].append(next_id)
-                if e.message == "marker":
-                    events.append(Event("send", e.src, e.link, next_id, e.snapshot_id, step=i))
-                else:
-                    events.append(
-                        Event("send", e.src, e.link, next_id, None, e.show_message(), step=i)
-                    )
-            elif e.event == "receive" and e.link in queues and queues[e.link]:
-                mid = queues[e.link].pop(0)
-                if e.message == "marker":
-                    events.append(Event("receive", e.dest, e.link, mid, e.snapshot_id, step=i))
-                    k = e.snapshot_id
-                    if e.dest not in turned.get(k, set()):
-                        record(k, e.dest, e.link, i)
-                    open_[(k, e.link)] = False
-                else:
-                    events.append(Event("receive", e.dest, e.link, mid, step=i))
-                    for (k, link), is_open in open_.items():
-                        if is_open and link == e.link:
-                            events.append(Event("record_message", e.dest, e.link, mid, k, step=i))
+    callouts: list[Callout] = []
+    after: list[str] = []
+    if expected_run is not None:
+        # a marker moved only because an earlier one was late is drawn where the rules
+        # put it; the package's own (on time for its run) would only crowd the picture
+        follows = {(m.snapshot, m.link) for m in expected_run.moved if m.follows is not None}
+        events = [
+            _event(e)
+            for e in expected_run.events
+            if not (e.origin == "package" and (e.value, e.link) in follows)
+        ]
+        primary = [m for m in expected_run.moved if m.follows is None]
+        if len(primary) > _CALLOUTS:
+            after = [
+                f"{len(primary) - _CALLOUTS} more markers went out elsewhere than the rules say"
+                " (the report lists them all, above the picture)"
+            ]
+        for m in primary[:_CALLOUTS]:
+            ids_ = tuple(
+                x
+                for x in (
+                    _marker_msg(expected_run, m.snapshot, m.link, "rule"),
+                    _marker_msg(expected_run, m.snapshot, m.link, "package"),
+                )
+                if x is not None
+            )
+            if ids_:
+                d = m.describe()
+                callouts.append(Callout(ids_, d[0].upper() + d[1:]))
+        axis = tuple((i, expected_run.time_of(i)) for i in range(len(expected_run.times)))
+    else:
+        axis = tuple((i, st.time) for i, st in enumerate(doc.steps))
     notes = expected_vs_recorded(ids, doc.topology.links, expected, recorded)
+    after += (
+        [
+            f"the last {expected_run.after} time step(s) follow the logged run: there the "
+            "markers the package never delivered arrive (what is still in flight is delivered "
+            "link by link, oldest first)"
+        ]
+        if expected_run is not None and expected_run.after
+        else []
+    )
     diagram = layout(
         list(ids),
         events,
         title=title,
         records=notes,
         words=EXPECTED_WORDS,
+        axis=axis,
+        callouts=callouts,
         notes=(
             "the marks of the snapshots are where Chandy–Lamport records (expected); what the "
             "package recorded is written beside each server",
+            *after,
         )
         if notes
-        else (),
+        else tuple(after),
     )
     return render_svg(diagram)
+
+
+#: Markers numbered in a picture at most (the others are counted in a note under it).
+_CALLOUTS = 9
+
+
+def _marker_msg(run: ExpectedRun, k: int, link: Link, origin: str) -> int | None:
+    return next(
+        (
+            e.msg
+            for e in run.events
+            if e.kind == "send" and e.message == "marker" and e.value == k and e.link == link
+            and e.origin == origin
+        ),
+        None,
+    )  # fmt: skip
+
+
+def _event(e: ExpEvent) -> Event:
+    """An event of the expected run as the diagram draws it."""
+    mark = {"rule": "due", "package": "late"}.get(e.origin, "") if e.message == "marker" else ""
+    if e.kind == "send" and e.message == "marker":
+        return Event("send", e.server, e.link, e.msg, e.value, step=e.step, mark=mark)
+    if e.kind == "send":
+        return Event("send", e.server, e.link, e.msg, None, f"token({e.value})", step=e.step)
+    if e.kind == "receive":
+        snap = e.value if e.message == "marker" else None
+        return Event("receive", e.server, e.link, e.msg, snap, step=e.step)
+    if e.kind == "record_state":
+        return Event("record_state", e.server, snapshot=e.snapshot, step=e.step)
+    return Event("record_message", e.server, e.link, e.msg, e.snapshot, step=e.step)
 
 
 # --------------------------------------------------------------------------- results.json
@@ -338,6 +391,64 @@ def _snap_table(
     )
 
 
+def snapshots_html(r: RunResult, servers: Sequence[str], links: Sequence[Link]) -> list[str]:
+    """The expected and the returned snapshots, table by table, the rows that differ
+    marked; or, where the run's log could not be used (the snapshots were judged by
+    outcome, up to some FIFO schedule of the scenario), the returned ones alone, and why
+    there is no one expected snapshot to show."""
+    out: list[str] = []
+    rec = {x.id: x for x in r.recorded}
+    if not r.expected:
+        if not rec:
+            return out
+        why = (
+            "this run's log could not be used"
+            if r.run is not None and not r.run.log_usable
+            else "the run was not judged against its own log"
+        )
+        out.append(
+            f"<p>There is no one snapshot Chandy–Lamport records to show here: {why}, so "
+            "the snapshots were judged by outcome, up to <i>some</i> FIFO schedule of the "
+            "scenario (does any such schedule yield them?). What the package returned:</p>"
+        )
+        for k in sorted(rec):
+            out.append(f"<h3>Snapshot {k}: recorded</h3>")
+            out.append(_recorded_table(rec[k], servers, links))
+        return out
+    exp = {x.id: x for x in r.expected}
+    plan = r.run.expected_run if r.run is not None else None
+    if plan is not None and plan.notes():
+        out.append(
+            "<p><b>The expectation.</b> Chandy–Lamport's run on the logged application "
+            "schedule, with every marker sent when the rules say: "
+            + escape(" ".join(plan.notes()))
+            + "</p>"
+        )
+    finding = r.run.finding if r.run is not None else None
+    if finding is not None and finding.differences:
+        items = "".join(f"<li>{escape(d.describe())}</li>" for d in finding.differences)
+        out.append(f"<p>Where the package's snapshots differ:</p><ul class='rl-diffs'>{items}</ul>")
+    for k in sorted(set(exp) | set(rec)):
+        out.append(f"<h3>Snapshot {k}: expected vs recorded</h3>")
+        out.append(_snap_table(exp.get(k), rec.get(k), servers, links))
+    return out
+
+
+def _recorded_table(snap: Snap, servers: Sequence[str], links: Sequence[Link]) -> str:
+    tokens = snap.tokens_dict()
+    rows = [f"<tr><td>{escape(p)}</td><td>{tokens.get(p)}</td></tr>" for p in servers]
+    for link in links:
+        msgs = snap.channel(link)
+        if msgs:
+            shown = ", ".join(f"token({n})" for n in msgs)
+            rows.append(f"<tr><td>{escape(show_link(link))}</td><td>{shown}</td></tr>")
+    return (
+        "<table><tr><th>server / channel</th><th>the package returned</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
 def _schedule_table(doc: RunDocument) -> str:
     """The course's logged events step by step (the package's own records left out)."""
     doc = replace(doc, steps=read_course_log(doc).steps)
@@ -423,6 +534,7 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
                 title=f"{shown.case.name}, seed {shown.seed}: {r.verdict}",
                 expected=r.expected,
                 recorded=r.recorded,
+                expected_run=r.run.expected_run if r.run is not None else None,
             )
             (folder.path / "diagram.svg").write_text(svg, encoding="utf-8")
             out["diagram"] = folder.path / "diagram.svg"
@@ -437,10 +549,17 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
         "<style>body{font-family:sans-serif;max-width:75em;margin:2em auto}"
         "td,th{border:1px solid #ccc;padding:2px 8px;vertical-align:top}"
         "table{border-collapse:collapse;margin:.5em 0}pre{background:#f6f6f6;padding:.5em;"
-        "white-space:pre-wrap}"
+        "white-space:pre-wrap;overflow-wrap:anywhere}"
+        "svg{max-width:100%;height:auto}"
         ".fail{color:#c0392b}.pass{color:#1e8449}.unknown{color:#b9770e}</style></head><body>",
         f"<h1>redletter cos418 test: <span class='{v}'>{v}</span></h1>",
-        f"<p>{escape(s.message)}</p>",
+        (
+            "<p>The <a href='#first-failure'>first failure</a>"
+            + (", shrunk," if s.shrunk is not None else "")
+            + " is explained below.</p>"
+            if shown is not None and s.message == shown.result.message
+            else f"<p>{escape(s.message)}</p>"
+        ),
         f"<p>package <code>{escape(s.package.name)}</code> at"
         f" <code>{escape(str(s.package.source))}</code>, {escape(s.package.dialect.title)}"
         f" ({'go.mod' if s.package.gomod else 'no go.mod: GOPATH mode'}"
@@ -475,7 +594,7 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
     if shown is not None:
         r = shown.result
         title = "First failure, shrunk" if s.shrunk is not None else "First failure"
-        html.append(f"<h2>{title}</h2><p>{escape(r.message)}</p>")
+        html.append(f"<h2 id='first-failure'>{title}</h2><p>{escape(r.message)}</p>")
         if r.evidence:
             html.append("<p>The verdict rests on: " + escape("; ".join(r.evidence)) + ".</p>")
         if r.details:
@@ -493,24 +612,18 @@ def write_report(folder: RunFolder, s: PackageCheck) -> dict[str, Path]:
             f"<tr><td><pre>{escape(format_topology(shown.case.topology))}</pre></td>"
             f"<td><pre>{escape(format_scenario(shown.case.scenario))}</pre></td></tr></table>"
         )
-        exp = {x.id: x for x in r.expected}
-        rec = {x.id: x for x in r.recorded}
-        for k in sorted(set(exp) | set(rec)):
-            html.append(f"<h3>Snapshot {k}: expected vs recorded</h3>")
-            html.append(
-                _snap_table(
-                    exp.get(k), rec.get(k), shown.case.topology.ids, shown.case.topology.links
-                )
-            )
+        html += snapshots_html(r, shown.case.topology.ids, shown.case.topology.links)
         if r.document is not None and r.document.steps:
             html.append(f"<h3>The run's schedule (logged)</h3>{_schedule_table(r.document)}")
         if svg:
             html.append(
                 "<h3>Space-time diagram: expected vs recorded</h3><p>The sends and receipts "
-                "are the course's log of the run. Where each server records its state and "
-                "which messages are recorded in flight are what Chandy–Lamport records for "
-                "this run (expected), not what the package recorded; what the package "
-                "returned is written beside each server, under what was expected.</p>" + svg
+                "of tokens are the course's log of the run, on its time axis. Where each "
+                "server records its state, which messages are recorded in flight and where "
+                "each marker goes are what Chandy–Lamport does on that schedule with every "
+                "marker sent when the rules say (expected), not what the package did; a "
+                "marker the package sent elsewhere is drawn both ways and numbered. What the "
+                "package returned is written beside each server, under what was expected.</p>" + svg
             )
         if s.replay:
             html.append(f"<h3>Replay</h3><pre>{escape(s.replay)}</pre>")

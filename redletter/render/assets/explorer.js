@@ -5,7 +5,19 @@
 // works from file://.
 (function () {
   "use strict";
-  var D = JSON.parse(document.getElementById("rl-data").textContent);
+  // A page shows one run, or several of the same model side by side (a failing
+  // node's own run and the model's): ALL.runs holds each run's part of the data, and
+  // D is the run the panels follow (the shared parts and that run's).
+  var ALL = JSON.parse(document.getElementById("rl-data").textContent);
+  var RUNS = ALL.runs;
+  var runIdx = 0;
+  function runData(i) {
+    var d = {};
+    Object.keys(ALL).forEach(function (k) { if (k !== "runs") { d[k] = ALL[k]; } });
+    Object.keys(RUNS[i]).forEach(function (k) { d[k] = RUNS[i][k]; });
+    return d;
+  }
+  var D = runData(0);
   var N = D.states.length - 1;
   var cur = 0;
   var snapIdx = 0;
@@ -73,6 +85,31 @@
     });
     return a;
   }
+  // a note in lines of at most `chars` characters, broken after "; " or ", " where it
+  // can (else at a space, else anywhere), later lines indented: wrap_note in diagram.py
+  function wrapNote(text, chars) {
+    if (text.length <= chars) { return [text]; }
+    var pieces = text.split(/(?<=; )|(?<=, )/);
+    var lines = [];
+    var cur = "";
+    pieces.forEach(function (piece) {
+      while (piece) {
+        if (cur.length + piece.length <= chars) {
+          cur += piece; piece = "";
+        } else if (cur.trim()) {
+          lines.push(cur.replace(/\s+$/, "")); cur = "  ";
+        } else {
+          var room = chars - cur.length;
+          var cut = piece.lastIndexOf(" ", room - 1);
+          cut = cut > 0 ? cut + 1 : room;
+          lines.push((cur + piece.slice(0, cut)).replace(/\s+$/, ""));
+          piece = piece.slice(cut); cur = "  ";
+        }
+      }
+    });
+    if (cur.trim()) { lines.push(cur.replace(/\s+$/, "")); }
+    return lines;
+  }
   function mark(ok, yes, no) { return el("span", ok ? "rl-ok" : "rl-no", ok ? "✓ " + yes : "✗ " + no); }
 
   // ---------------------------------------------------------------- header
@@ -81,63 +118,68 @@
     append(byId("rl-command"), ["Made with: ", el("code", null, D.command)]);
   }
   var banner = byId("rl-banner");
+  var brokenWalks = [];
   function jump(n, text) {
     var a = el("a", null, text);
     a.href = "#step=" + n;
     a.addEventListener("click", function (ev) { ev.preventDefault(); go(n); });
     return a;
   }
-  var brokenWalks = D.walks.filter(function (w) { return w.available && !w.ok; });
-  // Every problem of the run, as one paragraph each, earliest first; the first is the
-  // headline (the node's divergence when there is one), the others are folded away.
-  var problems = [];
-  D.annotations.forEach(function (a) {
-    var p = el("p");
-    append(p, [el("strong", null, a.title + " "), jump(a.step, "at step " + a.step), ": " + a.text]);
-    problems.push({ step: a.step, rank: 0, node: p });
-  });
-  D.breaks.forEach(function (b) {
-    var p = el("p");
-    var what = (b.name === "ShadowLemma0" ? "Action property " : "Invariant ") + b.name + " is violated";
-    append(p, [el("strong", null, what), " ", jump(b.step, "at step " + b.step),
-      (b.conjunct ? " (conjunct " + b.conjunct + ")" : "") + (b.why ? ": " + b.why : "") +
-      (b.checked ? "" : " — not checked by the model's cfg")]);
-    problems.push({ step: b.step, rank: b.checked ? 1 : 3, node: p });
-  });
-  brokenWalks.forEach(function (w) {
-    var p = el("p");
-    var last = w.moves[w.moves.length - 1];
-    append(p, [el("strong", null, "Lemma " + w.lemma + "'s shadow network breaks (snapshot " + w.snap + ")"), " ",
-      jump(w.verdictStep, "at step " + w.verdictStep),
-      ": rule (", ruleRef(w.lemma, last ? last.rule : "?"), ")" + (last && last.ruleText ? ", “" + last.ruleText + "”" : "") +
-      " — " + (last && last.why ? last.why : w.verdictWhy)]);
-    problems.push({ step: w.verdictStep, rank: 2, node: p });
-  });
-  if (problems.length) {
-    // the headline: the node's divergence, else the first break of a property the
-    // model's cfg checks (the verdict), else the first shadow network that breaks;
-    // the rest (what follows from it, or explains it) folded, earliest first
-    problems.sort(function (a, b) { return a.rank - b.rank || a.step - b.step; });
-    var rest = problems.slice(1).sort(function (a, b) { return a.step - b.step || a.rank - b.rank; });
-    problems = [problems[0]].concat(rest);
-    var head = problems[0].node;
-    head.className = "rl-headline";
-    banner.appendChild(head);
-    if (problems.length > 1) {
-      var more = el("details", "rl-more");
-      var n = problems.length - 1;
-      more.appendChild(el("summary", null, n + " more " + (n === 1 ? "violation" : "violations") + " in this run, earliest first"));
-      problems.slice(1).forEach(function (x) { more.appendChild(x.node); });
-      banner.appendChild(more);
+  function showBanner() {
+    clear(banner);
+    banner.className = "rl-banner";
+    brokenWalks = D.walks.filter(function (w) { return w.available && !w.ok; });
+    // Every problem of the run, as one paragraph each, earliest first; the first is the
+    // headline (the node's divergence when there is one), the others are folded away.
+    var problems = [];
+    D.annotations.forEach(function (a) {
+      var p = el("p");
+      append(p, [el("strong", null, a.title + " "), jump(a.step, "at step " + a.step), ": " + a.text]);
+      problems.push({ step: a.step, rank: 0, node: p });
+    });
+    D.breaks.forEach(function (b) {
+      var p = el("p");
+      var what = (b.name === "ShadowLemma0" ? "Action property " : "Invariant ") + b.name + " is violated";
+      append(p, [el("strong", null, what), " ", jump(b.step, "at step " + b.step),
+        (b.conjunct ? " (conjunct " + b.conjunct + ")" : "") + (b.why ? ": " + b.why : "") +
+        (b.checked ? "" : " — not checked by the model's cfg")]);
+      problems.push({ step: b.step, rank: b.checked ? 1 : 3, node: p });
+    });
+    brokenWalks.forEach(function (w) {
+      var p = el("p");
+      var last = w.moves[w.moves.length - 1];
+      append(p, [el("strong", null, "Lemma " + w.lemma + "'s shadow network breaks (snapshot " + w.snap + ")"), " ",
+        jump(w.verdictStep, "at step " + w.verdictStep),
+        ": rule (", ruleRef(w.lemma, last ? last.rule : "?"), ")" + (last && last.ruleText ? ", “" + last.ruleText + "”" : "") +
+        " — " + (last && last.why ? last.why : w.verdictWhy)]);
+      problems.push({ step: w.verdictStep, rank: 2, node: p });
+    });
+    if (problems.length) {
+      // the headline: the node's divergence, else the first break of a property the
+      // model's cfg checks (the verdict), else the first shadow network that breaks;
+      // the rest (what follows from it, or explains it) folded, earliest first
+      problems.sort(function (a, b) { return a.rank - b.rank || a.step - b.step; });
+      var rest = problems.slice(1).sort(function (a, b) { return a.step - b.step || a.rank - b.rank; });
+      problems = [problems[0]].concat(rest);
+      var head = problems[0].node;
+      head.className = "rl-headline";
+      banner.appendChild(head);
+      if (problems.length > 1) {
+        var more = el("details", "rl-more");
+        var n = problems.length - 1;
+        more.appendChild(el("summary", null, n + " more " + (n === 1 ? "violation" : "violations") + " in this run, earliest first"));
+        problems.slice(1).forEach(function (x) { more.appendChild(x.node); });
+        banner.appendChild(more);
+      }
+    } else {
+      banner.className = "rl-banner ok";
+      var done = D.walks.filter(function (w) { return w.available; });
+      var p = el("p", null, done.length
+        ? "Every invariant holds in every state, and both shadow networks keep step with reality to the end: Lemma 0 and Lemma 1 hold for " +
+          (D.snaps.length > 1 ? "every completed snapshot" : "snapshot " + D.snaps[0]) + "."
+        : "Every invariant holds in every state; no snapshot completes in this run, so the shadow networks do not run.");
+      banner.appendChild(p);
     }
-  } else {
-    banner.className = "rl-banner ok";
-    var done = D.walks.filter(function (w) { return w.available; });
-    var p = el("p", null, done.length
-      ? "Every invariant holds in every state, and both shadow networks keep step with reality to the end: Lemma 0 and Lemma 1 hold for " +
-        (D.snaps.length > 1 ? "every completed snapshot" : "snapshot " + D.snaps[0]) + "."
-      : "Every invariant holds in every state; no snapshot completes in this run, so the shadow networks do not run.");
-    banner.appendChild(p);
   }
 
   // ---------------------------------------------------------------- the rules' legend
@@ -166,6 +208,34 @@
   // ---------------------------------------------------------------- controls
   var slider = byId("rl-slider");
   slider.max = String(N);
+  // the runs a page shows side by side: a switch picks the one the panels follow
+  var runSel = byId("rl-runsel");
+  if (RUNS.length > 1 && runSel) {
+    runSel.appendChild(el("span", null, "run:"));
+    RUNS.forEach(function (r, i) {
+      var lab = el("label");
+      var x = el("input");
+      x.type = "radio"; x.name = "rl-run"; x.value = String(i); x.checked = i === 0;
+      x.addEventListener("change", function () { useRun(i); });
+      append(lab, [x, " " + r.runLabel]);
+      runSel.appendChild(lab);
+    });
+  }
+  function useRun(i) {
+    runIdx = i;
+    D = runData(i);
+    N = D.states.length - 1;
+    slider.max = String(N);
+    var radios = document.querySelectorAll("input[name=rl-run]");
+    if (radios[i]) { radios[i].checked = true; }
+    SVGS.forEach(function (x, j) {
+      var fig = x.closest ? x.closest("figure.rl-run") : null;
+      if (fig) { fig.classList.toggle("rl-shown", j === i); }
+    });
+    showBanner();
+    buildList();
+    go(cur);
+  }
   var sel = byId("rl-snapsel");
   if (D.snaps.length > 1) {
     sel.appendChild(el("span", null, "snapshot:"));
@@ -208,35 +278,52 @@
     else if (ev.key === "End") { go(N); ev.preventDefault(); }
     else if (ev.key === " " && !(t && t.tagName === "BUTTON")) { play(); ev.preventDefault(); }
   });
-  var svg = document.querySelector("#rl-svgwrap svg");
-  if (svg) {
-    // a click anywhere in a step's column (on a line, a dot or nothing) goes to that step
+  // one diagram per run; a click anywhere in a step's column (on a line, a dot or
+  // nothing) goes to that step, in that diagram's run
+  var SVGS = Array.prototype.slice.call(document.querySelectorAll("#rl-svgwrap svg"));
+  SVGS.forEach(function (svg, j) {
     var cols = Array.prototype.slice.call(svg.querySelectorAll(".rl-col"));
     svg.addEventListener("click", function (ev) {
       for (var i = 0; i < cols.length; i++) {
         var b = cols[i].getBoundingClientRect();
         if (ev.clientX >= b.left && ev.clientX < b.right) {
-          go(parseInt(cols[i].getAttribute("data-step"), 10));
+          var n = parseInt(cols[i].getAttribute("data-step"), 10);
+          if (j !== runIdx) { cur = n; useRun(j); } else { go(n); }
           return;
         }
       }
     });
-  }
-  var list = byId("rl-steplist");
-  var breakSteps = {};
-  D.breaks.forEach(function (b) { breakSteps[b.step] = true; });
-  brokenWalks.forEach(function (w) { breakSteps[w.verdictStep] = true; });
-  D.steps.forEach(function (s, n) {
-    var added = D.addedFrom !== null && n >= D.addedFrom;
-    var li = el("li", (breakSteps[n] ? "broken" : "") + (added ? " added" : ""), s.text);
-    if (added) { li.title = "the model's own completion of the schedule, not part of the schedule judged"; }
-    li.addEventListener("click", function () { go(n); });
-    list.appendChild(li);
   });
+  var list = byId("rl-steplist");
+  function buildList() {
+    clear(list);
+    var breakSteps = {};
+    D.breaks.forEach(function (b) { breakSteps[b.step] = true; });
+    brokenWalks.forEach(function (w) { breakSteps[w.verdictStep] = true; });
+    D.steps.forEach(function (s, n) {
+      var added = D.addedFrom !== null && n >= D.addedFrom;
+      var li = el("li", (breakSteps[n] ? "broken" : "") + (added ? " added" : ""), s.text);
+      if (added) {
+        li.setAttribute("data-added", D.addedNote);
+        li.title = D.addedNote + ", not part of the schedule judged";
+      }
+      li.addEventListener("click", function () { go(n); });
+      list.appendChild(li);
+    });
+  }
 
   function readHash() {
     var m = /(?:^#|&)step=(\d+)/.exec(window.location.hash);
     var k = /(?:^#|&)snapshot=(\d+)/.exec(window.location.hash);
+    var r = /(?:^#|&)run=(\d+)/.exec(window.location.hash);
+    if (r && parseInt(r[1], 10) < RUNS.length && parseInt(r[1], 10) !== runIdx) {
+      runIdx = parseInt(r[1], 10);
+      D = runData(runIdx);
+      N = D.states.length - 1;
+      slider.max = String(N);
+      var rr = document.querySelectorAll("input[name=rl-run]");
+      if (rr[runIdx]) { rr[runIdx].checked = true; }
+    }
     if (k) {
       var i = D.snaps.indexOf(parseInt(k[1], 10));
       if (i >= 0) {
@@ -247,21 +334,46 @@
     }
     return m ? parseInt(m[1], 10) : 0;
   }
-  window.addEventListener("hashchange", function () { var n = readHash(); if (n !== cur) { go(n); } });
+  window.addEventListener("hashchange", function () {
+    var before = runIdx;
+    var n = readHash();
+    if (runIdx !== before) { cur = n; useRun(runIdx); } else if (n !== cur) { go(n); }
+  });
 
   // ---------------------------------------------------------------- drawing one step
   function showDiagram() {
-    if (!svg) { return; }
+    SVGS.forEach(function (svg, j) { showOneDiagram(svg, RUNS[j]); });
+  }
+  // the step where a node under test diverged, marked in every diagram (the same step
+  // of each run: the node's and the model's)
+  SVGS.forEach(function (svg) {
+    (RUNS[0].annotations || []).forEach(function (a) {
+      svg.querySelectorAll('.rl-col[data-step="' + a.step + '"]').forEach(function (c) {
+        c.classList.add("rl-diverged");
+        var t = document.createElementNS(c.namespaceURI, "title");
+        t.textContent = a.title + " (step " + a.step + ")";
+        c.appendChild(t);
+      });
+    });
+  });
+  function showOneDiagram(svg, run) {
     // what each snapshot has recorded so far (never the future), beside each machine
-    var notesNow = D.recNotes[cur] || {};
+    var at = Math.min(cur, run.states.length - 1);
+    var notesNow = run.recNotes[at] || {};
     svg.querySelectorAll("text.rl-record").forEach(function (t) {
       var key = t.getAttribute("data-snapshot") + ":" + t.getAttribute("data-machine");
       var text = notesNow[key];
       if (text === undefined) { return; }
-      var shown = text.length > 70 ? text.slice(0, 69) + "…" : text;
+      // wrapped as the picture wraps it (wrap_note in diagram.py), never cut
+      var x = t.getAttribute("x");
       clear(t);
-      if (shown !== text) { t.appendChild(document.createElementNS(t.namespaceURI, "title")).textContent = text; }
-      t.appendChild(document.createTextNode(shown));
+      wrapNote(text, 64).forEach(function (line, j) {
+        var span = document.createElementNS(t.namespaceURI, "tspan");
+        span.setAttribute("x", x);
+        span.setAttribute("dy", j === 0 ? "0" : "15");
+        span.textContent = line;
+        t.appendChild(span);
+      });
     });
     svg.querySelectorAll("[data-step]").forEach(function (e) {
       var s = parseInt(e.getAttribute("data-step"), 10);
@@ -282,7 +394,7 @@
     var notes = byId("rl-notes");
     clear(notes);
     if (D.addedFrom !== null && cur >= D.addedFrom) {
-      notes.appendChild(el("div", "rl-added", "This step is the model's own completion of the schedule " +
+      notes.appendChild(el("div", "rl-added", "This step is " + D.addedNote + " of the schedule " +
         "(steps " + D.addedFrom + "–" + N + ", the judge's drain), added so that the snapshot completes " +
         "and both shadow networks can be drawn; the node was judged on steps 1–" + (D.addedFrom - 1) + "."));
     }
@@ -472,7 +584,8 @@
     var st = D.states[cur];
     slider.value = String(cur);
     byId("rl-stepno").textContent = cur + " / " + N;
-    var hash = "#step=" + cur + (D.snaps.length > 1 ? "&snapshot=" + D.snaps[snapIdx] : "");
+    var hash = "#step=" + cur + (D.snaps.length > 1 ? "&snapshot=" + D.snaps[snapIdx] : "") +
+      (RUNS.length > 1 ? "&run=" + runIdx : "");
     var link = byId("rl-permalink");
     link.href = hash;
     if (window.location.hash !== hash) {
@@ -490,5 +603,7 @@
     showList();
   }
 
-  go(readHash());
+  var first = readHash();
+  cur = first;
+  useRun(runIdx);
 })();
