@@ -16,6 +16,7 @@ from redletter.cli.ui import plural
 from redletter.conformance.traces import QUICK_TRACES, Trace, make_step, quick_subset
 from redletter.errors import InputError, did_you_mean
 from redletter.manifest import load_manifest
+from redletter.project import kit_command
 from redletter.python_model.config import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,6 +122,10 @@ def test_a_node_usage_error_is_bad_input_not_a_fail(
             str(tmp_path / "store"),
             "--root",
             str(ROOT),
+            # The node must run to print its usage: pytest's tmp_path (0700) is not
+            # readable by the sandbox's own user.
+            "--sandbox",
+            "off",
         ]
     )
     err = capsys.readouterr().err.splitlines()
@@ -161,7 +166,8 @@ def test_the_tcp_example_takes_a_relative_out(
     assert run_main(["--model", "MCConcurrent", "--out", "store/tcp", "--seed", "3"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "seed 3: 2 log(s) in store/tcp; validate them with",
-        "  .venv/bin/redletter conform validate MCConcurrent store/tcp/p1.ndjson"
+        # the kit as it runs from tmp_path (the checkout's by its path; test_outside_checkout)
+        f"  {kit_command()} conform validate MCConcurrent store/tcp/p1.ndjson"
         " store/tcp/p2.ndjson",
     ]
     assert (tmp_path / "store/tcp/p1.ndjson").stat().st_size > 0

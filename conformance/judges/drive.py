@@ -934,6 +934,9 @@ _CANNOT_START: Final = (
      " path/to/node.py')"),
     ("Error while finding module specification", "a module it names is not found: check the"
      " module's name, and that this Python has it installed"),
+    ("Permission denied", "it may not run or read a file it names: check the file's"
+     " permissions (a program needs chmod +x; the node runs as another user in the"
+     " sandbox, so its files and their folders must be readable by others)"),
     ("can't open file ", "a file it names does not exist: check the path"),
     ("Unable to access jarfile", "a file it names does not exist: check the path"),
     ("Could not find or load main class", "Java cannot find the main class: check the class"
@@ -941,8 +944,6 @@ _CANNOT_START: Final = (
     ("Cannot find module", "a module it names is not found: check its name and that it is"
      " installed"),
     ("No such file or directory", "a file or program it names does not exist: check the path"),
-    ("Permission denied", "it may not run or read a file it names: check the file's"
-     " permissions (a program needs chmod +x)"),
     ("command not found", "a program it runs is not found: check its name and PATH"),
 )  # fmt: skip
 #: Shells' statuses for a program that cannot be executed (126) or is not found (127).
