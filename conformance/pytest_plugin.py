@@ -20,7 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from redletter.conformance.judges.drive import CommandNode, judge_trace
+from redletter.conformance.judges.drive import (
+    CommandNode,
+    judge_trace,
+    start_error,
+    usage_error,
+)
 from redletter.conformance.process import Limits
 from redletter.conformance.report import replay_command
 from redletter.conformance.traces import MODEL_NAME, Trace, generate, write_trace
@@ -97,6 +102,9 @@ class TraceItem(pytest.Item):
         )
         out = Path(str(cfg.getoption("--redletter-out") or Path.cwd() / "store" / "pytest"))
         r = judge_trace(self.trace, node, log_dir=out / "logs")
+        if (bad := start_error(r, node) or usage_error(r)) is not None:
+            # The node never started: the command is wrong, no trace can be judged.
+            pytest.exit(f"error[{bad.code}]: {bad.message}", returncode=pytest.ExitCode.USAGE_ERROR)
         if r.verdict != Verdict.PASS:
             path = write_trace(out / f"{self.trace.name}.itf.json", self.trace)
             raise TraceFailed(

@@ -45,6 +45,7 @@ from redletter.conformance.traces import (
 )
 from redletter.conformance.verdict import Verdict
 from redletter.errors import InputError, RedletterError
+from redletter.project import kit_command
 from redletter.python_model.actions import step as model_step
 from redletter.python_model.config import ModelConfig
 from redletter.python_model.engines import family_of
@@ -152,8 +153,9 @@ def show_step(action: str, params: Mapping[str, object]) -> str:
 
 
 def replay_command(itf: Path, node_cmd: str, *, hosted: bool = False) -> str:
-    """The one command that replays a trace file against a node command."""
-    cmd = f".venv/bin/redletter conform replay {shlex.quote(str(itf))}"
+    """The one command that replays a trace file against a node command (the kit called
+    as it runs here: :func:`~redletter.project.kit_command`)."""
+    cmd = f"{kit_command()} conform replay {shlex.quote(str(itf))}"
     cmd += f" --node {shlex.quote(node_cmd)}"
     return cmd + (" --hosted" if hosted else "")
 
@@ -524,7 +526,7 @@ def _explorer(
         pr,
         title=f"{trace.model}: {trace.name}",
         subtitle=subtitle,
-        command=f".venv/bin/redletter explain --itf {shown}",
+        command=f"{kit_command()} explain --itf {shlex.quote(str(shown))}",
         annotations=[note],
         added_from=len(steps) + 1 if extra else None,
         run_label="the model's run",

@@ -509,9 +509,7 @@ def summarize(
             counts[0] += 1
             counts[1] += r["verdict"] == "pass"
     coverage = tuple((a, n, p) for a, (n, p) in sorted(per_action.items()))
-    failures = tuple(
-        (r["id"], r["detail"]) for r in rows if r["verdict"] in ("fail", "error")
-    )[:10]
+    failures = tuple((r["id"], r["detail"]) for r in rows if r["verdict"] in ("fail", "error"))[:10]
     return CampaignSummary(
         campaign=campaign,
         traces=len(traces),

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from redletter.errors import InputError, did_you_mean
+from redletter.errors import InputError, did_you_mean, some_of
 from redletter.python_model.apps import App, make_app
 from redletter.python_model.mutants import OVERRIDES, Steps, make_steps
 from redletter.python_model.values import Fcn, Record, Value, apply_fn, fcn, parse_value
@@ -409,7 +409,7 @@ def unknown_model(name: str, spec_dir: Path) -> str:
     """The message for a model ``name`` that ``spec_dir`` does not hold: the closest
     name when one is close (a misspelling), and every model there."""
     models = available_models(spec_dir)
-    listed = ", ".join(models) if models else "none"
+    listed = some_of(models, name)
     guess = did_you_mean(name, models)
     guess = f"; {guess}" if guess else ""
     return f"unknown model {name!r} in {spec_dir}{guess} (available: {listed})"

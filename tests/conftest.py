@@ -12,6 +12,7 @@ import pytest
 
 from redletter.errors import EnvironmentMissing
 from redletter.toolchain import fetch_tlc, require_java
+from tests.progress_lines import pytest_configure  # noqa: F401 (progress lines off a terminal)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

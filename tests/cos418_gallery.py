@@ -310,9 +310,30 @@ def materialize(name: str, dest: Path) -> Path:
     return target
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
+def main(argv: list[str]) -> int:
+    """``python -m tests.cos418_gallery OUT``: write every entry under OUT and list them
+    (entry, expected verdict, folder) under a header; exit 0.  An OUT that already
+    holds an entry's folder is refused before anything is written (exit 5): the
+    folders are never overwritten, since they may hold a user's changes."""
+    if len(argv) != 1:
         print("usage: python -m tests.cos418_gallery OUT", file=sys.stderr)
-        sys.exit(2)
-    for _e in ENTRIES:
-        print(f"{_e.name:34} {_e.expect:10} {materialize(_e.name, Path(sys.argv[1]))}")
+        return 2
+    out = Path(argv[0])
+    taken = [e for e in ENTRIES if (out / e.dialect / e.entry).exists()]
+    if taken:
+        first = out / taken[0].dialect / taken[0].entry
+        print(
+            f"error: {out} already holds the gallery ({len(taken)} of its {len(ENTRIES)}"
+            f" entry folders exist, e.g. {first}): they are never overwritten; remove"
+            f" {out} first, or give another folder",
+            file=sys.stderr,
+        )
+        return 5
+    print(f"{'entry':34} {'expect':10} folder")
+    for e in ENTRIES:
+        print(f"{e.name:34} {e.expect:10} {materialize(e.name, out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -36,6 +37,9 @@ EXPECT_TEXT: Final = re.compile(r'^"(?P<text>.+)"$')
 
 #: Pages whose blocks are neither run nor linted yet, each with the reason printed.
 PENDING: Final[dict[str, str]] = {}
+#: Pages written for a user of the wheel, whose venv's bin/ is on PATH: there the
+#: bare forms (``redletter ...``, ``python ...``) are the ones that run as printed.
+WHEEL_PAGES: Final = frozenset({"docs/install.md"})
 
 
 @dataclass(frozen=True)
@@ -185,3 +189,40 @@ def printed_matches(printed: tuple[str, ...], output: str) -> str | None:
             return line
         at = found.end()
     return None
+
+
+EXIT_MARK: Final = re.compile(r"^@@readme-test exit (?P<code>\d+) index (?P<i>\d+)@@$", re.M)
+
+
+def script(commands: Sequence[str]) -> str:
+    """One bash script for a block's commands, as a user types them into one shell
+    (a variable or a ``cd`` carries over), each followed by a line with its status."""
+    lines = []
+    for i, c in enumerate(commands):
+        lines += [c, f"printf '\\n@@readme-test exit %d index {i}@@\\n' $?"]
+    return "\n".join(lines) + "\n"
+
+
+def run_script(
+    commands: Sequence[str], *, cwd: Path, env: Mapping[str, str], scratch: Path
+) -> tuple[str, dict[int, int], list[str]]:
+    """Run ``commands`` in one bash from ``cwd`` (the script itself in ``scratch``,
+    stdin /dev/null): the output (stdout and stderr), each command's exit status by
+    index, and the output of each command."""
+    path = scratch / "block.sh"
+    path.write_text(script(commands), encoding="utf-8")
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", str(path)],
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=900,
+    )
+    output = done.stdout
+    statuses = {int(m.group("i")): int(m.group("code")) for m in EXIT_MARK.finditer(output)}
+    chunks = EXIT_MARK.split(output)
+    said = [chunks[3 * i] if 3 * i < len(chunks) else "" for i in range(len(commands))]
+    return output, statuses, said

@@ -115,8 +115,9 @@ def _bad_values(kind: str, args: tuple[object, ...], tmp: Path) -> list[str]:
     if kind == "output_dir":
         (tmp / "a-file").write_text("x")
         return [str(tmp / "a-file"), str(tmp / "a-file" / "below")]
-    if kind == "output_file":
-        return [str(tmp), str(tmp / "missing-dir" / "x.out")]
+    if kind == "output_file":  # a folder; a file below a file (a missing folder is made)
+        (tmp / "a-file").write_text("x")
+        return [str(tmp), str(tmp / "a-file" / "x.out"), str(tmp / "a-file" / "dir" / "x.out")]
     if kind in ("existing_dir", "existing_file", "existing_path"):
         (tmp / "a-file").write_text("x")
         wrong = str(tmp / "a-file") if kind == "existing_dir" else str(tmp)

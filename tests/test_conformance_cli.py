@@ -86,7 +86,7 @@ def test_bad_input_exits_5(
     assert _run("", few_traces, tmp_path) == 5
     assert _run("/no/such/node", few_traces, tmp_path) == 5
     assert capsys.readouterr().err.splitlines()[-2:] == [
-        "error[RL-INPUT-NODE-CMD]: --node: cannot run '/no/such/node': no such executable program",
+        "error[RL-INPUT-NODE-CMD]: --node: cannot run '/no/such/node': no such file",
         "help: pass the command that starts the node, e.g. --node 'python3 mynode.py' (it is "
         "split like a shell line but never run by a shell); see docs/errors.md#rl-input-node-cmd",
     ]

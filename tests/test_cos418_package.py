@@ -218,7 +218,7 @@ def test_cos418_test_on_a_missing_folder_exits_5(
     rc = main(["cos418", "test", str(tmp_path / "nope"), "--store", str(tmp_path)])
     assert rc == 5
     err = capsys.readouterr().err
-    assert err.startswith(f"error[RL-INPUT-COS418-PACKAGE]: {tmp_path / 'nope'}: not a directory")
+    assert err.startswith(f"error[RL-INPUT-COS418-PACKAGE]: {tmp_path / 'nope'}: does not exist")
 
 
 def test_an_unwritable_store_is_bad_input_before_the_campaign(

@@ -246,8 +246,8 @@ def test_at_least_once_mode() -> None:
     assert dup.verdict is Verdict.PASS
     assert dup.first_duplicates == 2
     assert dup.explanation == (
-        "no record lost in 2 runs, and run 2 shows what the model shows when alignment is"
-        " skipped: run 2 said so"
+        "at least once holds: no record lost in 2 runs; the duplicates of run 2 are what this"
+        " mode allows (the model shows them too when alignment is skipped): run 2 said so"
     )
     out = judge_mode(m, [_run(1, m, Outcome.EXACT), _run(2, m, Outcome.EXACT)], 2)
     assert out.verdict is Verdict.UNKNOWN
@@ -633,7 +633,12 @@ def test_flink_run_unknown_mode_exits_5() -> None:
             "PASS: exactly once in the one run; 1 restored from a checkpoint",
         ),
         ("unaligned-exactly-once", 0, "PASS: exactly once in the one run"),
-        ("at-least-once-duplicated", 0, "PASS: no record lost in 1 run, and run 1 shows"),
+        (
+            "at-least-once-duplicated",
+            0,
+            "PASS: at least once holds: no record lost in 1 run; the duplicates of run 1 are"
+            " what this mode allows",
+        ),
         ("aligned-timer-lost", 1, "FAIL: aligned checkpoints must give exactly once, but run 1:"),
         (
             "aligned-taskmanager-died",

@@ -590,7 +590,8 @@ def test_one_ctrl_c_stops_cos418_test_at_once(when: str, tmp_path: Path) -> None
     took = time.monotonic() - sent
     assert proc.returncode == 130, (out, err)
     assert err.rstrip().splitlines()[-1] == (
-        "error[RL-ABORT]: interrupted (Ctrl-C); what was finished is kept"
+        "error[RL-ABORT]: interrupted (Ctrl-C); the runs were stopped and their temporary"
+        " folders removed; the campaign writes nothing before it ends, so run it again"
     )
     assert _stale(proc.pid) == []
     print(f"Ctrl-C while {when}: exit 130 in {took:.2f} s")
@@ -670,4 +671,3 @@ def test_a_ctrl_c_at_any_moment_leaves_nothing_behind(tmp_path: Path) -> None:
         assert _stale(proc.pid) == [], where
         assert _cgroups(proc.pid) == [], where
     print("\n".join(seen))
-

@@ -52,7 +52,8 @@ def test_explore_liveness_failure_prints_the_lasso_and_draws_it(
     assert code == 1
     assert (
         "Checking temporal properties SnapshotsComplete under FairSpec (4 fairness conditions:"
-        " WF(ReceiveApp), WF(ReceiveRedLetter)) on 33 states and 38 edges: 1 instance(s) in"
+        " WF(ReceiveApp) on each of 2 parameter values, WF(ReceiveRedLetter) on each of 2"
+        " parameter values) on 33 states and 38 edges: 1 instance(s) in"
     ) in text
     assert "Error: Temporal properties were violated." in text
     violated = "Temporal property SnapshotsComplete[k = 1] is violated: Started(1) ~> Complete(1)"

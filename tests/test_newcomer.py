@@ -16,6 +16,7 @@ from redletter.cli.ui import plural
 from redletter.conformance.traces import QUICK_TRACES, Trace, make_step, quick_subset
 from redletter.errors import InputError, did_you_mean
 from redletter.manifest import load_manifest
+from redletter.project import kit_command
 from redletter.python_model.config import load_model
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,16 +28,17 @@ def test_a_misspelt_model_gets_the_closest_name() -> None:
         load_model("MCTokn2", SPEC)
     assert str(info.value).startswith(
         f"unknown model 'MCTokn2' in {SPEC}; did you mean 'MCToken2'?"
-        " (available: MCBarrierAligned, "
+        " (available: MCToken2, MCLazyToken2, "
     )
     with pytest.raises(InputError) as info:
         load_model("Nothing", SPEC)
     assert str(info.value).startswith(f"unknown model 'Nothing' in {SPEC} (available: ")
+    assert str(info.value).endswith(" more)")  # the closest 8, not all of them
     with pytest.raises(InputError) as info:
         load_manifest(SPEC / "manifest.json").select(["MCSed"])
     assert str(info.value).startswith(
         f"{SPEC / 'manifest.json'}: unknown model(s) MCSed (did you mean 'MCSeed'?); the"
-        " manifest lists MCBarrierAligned, "
+        " manifest lists MCSeed, MCSequential, "
     )
     assert did_you_mean("MCConcurent", ["MCConcurrent", "MCConcurrent3"]) == (
         "did you mean 'MCConcurrent'?"
@@ -120,6 +122,10 @@ def test_a_node_usage_error_is_bad_input_not_a_fail(
             str(tmp_path / "store"),
             "--root",
             str(ROOT),
+            # The node must run to print its usage: pytest's tmp_path (0700) is not
+            # readable by the sandbox's own user.
+            "--sandbox",
+            "off",
         ]
     )
     err = capsys.readouterr().err.splitlines()
@@ -160,18 +166,21 @@ def test_the_tcp_example_takes_a_relative_out(
     assert run_main(["--model", "MCConcurrent", "--out", "store/tcp", "--seed", "3"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "seed 3: 2 log(s) in store/tcp; validate them with",
-        "  .venv/bin/redletter conform validate MCConcurrent store/tcp/p1.ndjson"
-        " store/tcp/p2.ndjson",
+        # the kit as it runs from tmp_path (the checkout's by its path; test_outside_checkout)
+        f"  {kit_command()} conform validate MCConcurrent store/tcp/p1.ndjson store/tcp/p2.ndjson",
     ]
     assert (tmp_path / "store/tcp/p1.ndjson").stat().st_size > 0
     assert (tmp_path / "store/tcp/p2.ndjson").stat().st_size > 0
 
 
-def test_a_missing_extra_says_which_and_how_to_install_it() -> None:
+def test_a_missing_extra_says_which_and_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(ROOT)  # in the checkout's root, `make extra-spark` is what exists
     assert _missing_extra(ModuleNotFoundError("no pyspark", name="pyspark.sql")) == (
         "RL-ENV-SPARK",
         "this command needs the 'spark' extra, which is not installed (no module 'pyspark'):"
-        " run `make extra-spark` in the checkout (or `pip install 'redletter[spark]'`)",
+        " run `make extra-spark`",
     )
     assert _missing_extra(ModuleNotFoundError("no thing", name="thing")) is None
 
@@ -229,8 +238,7 @@ def test_the_core_commands_need_no_extra(argv: list[str], tmp_path: Path) -> Non
         assert done.returncode == 3, done.stderr
         assert done.stderr.splitlines()[0] == (
             "error[RL-ENV-SPARK]: this command needs the 'spark' extra, which is not installed"
-            " (no module 'pyarrow'): run `make extra-spark` in the checkout (or `pip install"
-            " 'redletter[spark]'`)"
+            " (no module 'pyarrow'): run `make extra-spark`"
         )
     else:
         assert done.returncode == 0, done.stderr

@@ -77,7 +77,10 @@ def test_bad_node_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     assert e.value.message == "--node: the node command is empty"
     with pytest.raises(InputError) as e:
         node_from_command("no-such-program-xyz --flag")
-    assert e.value.message == "--node: cannot run 'no-such-program-xyz': no such executable program"
+    assert e.value.message == (
+        "--node: cannot run 'no-such-program-xyz': no such program on PATH; give its path"
+        " (./mynode), or the interpreter first (--node 'python3 mynode.py')"
+    )
     monkeypatch.delenv("REDLETTER_NODE_CMD", raising=False)
     with pytest.raises(InputError) as e:
         env_runner("x.itf.json")

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 import typer
@@ -25,19 +25,20 @@ from redletter.conformance.report import replay_command
 from tests.readme_commands import (
     PENDING,
     ROOT,
+    WHEEL_PAGES,
     Block,
-    Command,
     all_blocks,
     blocks,
     pages,
     printed_matches,
     program,
+    run_script,
 )
 
 #: Programs a printed command must not start with: they are the venv's, and are on
 #: no PATH after the quick start (.venv/bin/redletter, .venv/bin/python, ...).
 BARE: frozenset[str] = frozenset({"redletter", "python", "python3", "pytest", "pip", "ruff"})
-MAX_SKIPS = 16  #: skipped blocks allowed in all (each says why; docs/readme-test.md)
+MAX_SKIPS = 18  #: skipped blocks allowed in all (each says why; docs/readme-test.md)
 VERBS = (
     "check|fetch-tlc|check-java|explore|crosscheck|lemmas|diagram|explain|apalache|symbolic"
     "|conform|cos418|pipeline|flink|variants|teeth"
@@ -70,9 +71,9 @@ def test_printed_commands_use_the_venv_and_no_shell_placeholders() -> None:
     bad: list[str] = []
     for b in all_blocks():
         for c in b.commands:
-            if program(c.text) in BARE:
+            if program(c.text) in BARE and b.page not in WHEEL_PAGES:
                 bad.append(f"{b.page}:{c.line}: starts with a bare {program(c.text)!r}")
-            if BARE_REDLETTER.search(c.text):
+            if BARE_REDLETTER.search(c.text) and b.page not in WHEEL_PAGES:
                 bad.append(f"{b.page}:{c.line}: a bare `redletter` command: {c.text}")
             if PLACEHOLDER.search(_unquoted(c.text)):
                 bad.append(f"{b.page}:{c.line}: an unquoted placeholder: {c.text}")
@@ -82,7 +83,7 @@ def test_printed_commands_use_the_venv_and_no_shell_placeholders() -> None:
 def test_commands_in_the_text_use_the_venv_too() -> None:
     bad = []
     for page in pages():
-        if page in PENDING:
+        if page in PENDING or page in WHEEL_PAGES:
             continue
         for n, line in enumerate((ROOT / page).read_text(encoding="utf-8").splitlines(), 1):
             for span in re.findall(r"`([^`]+)`", line):
@@ -188,18 +189,6 @@ def _fresh_clone(tmp_path: Path) -> Path:
     return clone
 
 
-EXIT_MARK = re.compile(r"^@@readme-test exit (?P<code>\d+) index (?P<i>\d+)@@$", re.M)
-
-
-def _script(commands: list[Command]) -> str:
-    """One bash script for a block's commands, as a user types them into one shell
-    (a variable or a ``cd`` carries over), each followed by a line with its status."""
-    lines = []
-    for i, c in enumerate(commands):
-        lines += [c.text, f"printf '\\n@@readme-test exit %d index {i}@@\\n' $?"]
-    return "\n".join(lines) + "\n"
-
-
 def _run_block(b: Block, clone: Path, env: dict[str, str]) -> tuple[list[str], int]:
     """Run ``b``'s commands in ``clone``: the problems found (none: it works as
     printed) and how many commands ran."""
@@ -210,28 +199,15 @@ def _run_block(b: Block, clone: Path, env: dict[str, str]) -> tuple[list[str], i
     if not commands:
         return [], 0
     start = time.monotonic()
-    script = clone.parent / "block.sh"  # outside the clone; stdin stays free (/dev/null)
-    script.write_text(_script(commands), encoding="utf-8")
-    done = subprocess.run(
-        ["bash", "-o", "pipefail", str(script)],
-        stdin=subprocess.DEVNULL,
-        cwd=clone,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=900,
+    output, statuses, said = run_script(
+        [c.text for c in commands], cwd=clone, env=env, scratch=clone.parent
     )
-    output = done.stdout
     print(f"  {b.where}: {len(commands)} commands, {time.monotonic() - start:.1f} s")
     problems: list[str] = []
-    statuses = {int(m.group("i")): int(m.group("code")) for m in EXIT_MARK.finditer(output)}
-    chunks = EXIT_MARK.split(output)
     for i, c in enumerate(commands):
         got = statuses.get(i)
         if got != c.exit:
-            said = chunks[3 * i] if 3 * i < len(chunks) else output
-            tail = "\n    ".join(said.strip().splitlines()[-12:])
+            tail = "\n    ".join((said[i] or output).strip().splitlines()[-12:])
             problems.append(
                 f"{b.page}:{c.line}: `{c.text}` exited {got}, not {c.exit}:\n    {tail}"
             )
@@ -271,8 +247,77 @@ def test_every_printed_command_runs_as_printed_in_a_fresh_clone(
             found, n = _run_block(b, clone, env)
             problems += found
             ran += n
+        left = left_outside_store(clone)
+        problems += [f"the commands left {x} (they write only under store/)" for x in left]
         print(f"  {ran} commands run, {skipped} blocks skipped, {len(problems)} problems")
     assert problems == [], "\n".join(problems)
+
+
+#: What may be in a clone after the pages' commands besides its tracked files: the
+#: run folders (store/), what the quick start makes (.venv, .cache: the TLC jar and,
+#: in a checkout, TLC's state queues and logs) and Python's bytecode.
+MAY_BE_LEFT = re.compile(r"^(store/|\.venv$|\.venv/|\.cache/)|(^|/)__pycache__/$|\.pyc$")
+
+
+def left_outside_store(clone: Path) -> list[str]:
+    """``git status`` of ``clone``: every tracked file changed and every file that is
+    neither tracked nor allowed by :data:`MAY_BE_LEFT`, as ``XY path`` (git's two
+    status letters: `` M`` changed, ``??`` new, ``!!`` new and ignored)."""
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored=matching", "--untracked-files=all"],
+        cwd=clone,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    out = []
+    for line in done.stdout.splitlines():
+        status, path = line[:2], line[3:]
+        if status in ("??", "!!") and MAY_BE_LEFT.search(path):
+            continue
+        out.append(line)
+    return out
+
+
+def test_a_clone_with_a_changed_file_or_a_stray_one_is_reported(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    (repo / ".gitignore").write_text("store/\n.cache/\n__pycache__/\n", encoding="utf-8")
+    (repo / "tracked.md").write_text("one\n", encoding="utf-8")
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], cwd=repo, check=True)
+    for rel in ("store/run/report.html", ".cache/tlc-logs/MCToken2.log", "tests/__pycache__/x.pyc"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("", encoding="utf-8")
+    assert left_outside_store(repo) == []
+    (repo / "tracked.md").write_text("two\n", encoding="utf-8")
+    (repo / "seed.html").write_text("", encoding="utf-8")
+    assert left_outside_store(repo) == [" M tracked.md", "?? seed.html"]
+
+
+#: Paths a page names that the commands make (not in the repository until then).
+MADE: Final = ("store/", ".venv/", ".cache/", ".venv-flink/")
+
+
+def test_nothing_the_readme_names_lies_outside_the_repository() -> None:
+    """Every file or folder the README names, in a link or a code span that is a
+    path, is in the repository (or is one the commands make: store/, .venv/)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text))
+    named |= {
+        span
+        for span in re.findall(r"`([^`\s]+)`", text)
+        if "/" in span and re.fullmatch(r"[\w.-]+(/[\w.*-]+)*/?", span)
+    }
+    assert named, "the README names no file"
+    missing = sorted(
+        n for n in named if not n.startswith(MADE) and not list(ROOT.glob(n.rstrip("/")))
+    )
+    assert missing == [], f"the README names what the repository does not hold: {missing}"
 
 
 def test_the_readme_is_a_front_page_that_links_every_page() -> None:

@@ -115,7 +115,7 @@ def test_missing_jar_says_how_to_get_it(tmp_path: Path) -> None:
         toolchain.require_tlc_jar(tmp_path)
     assert str(info.value) == (
         f"TLC is not installed: {tmp_path / 'tla2tools.jar'} does not exist; run `make tlc` "
-        "(or `.venv/bin/redletter fetch-tlc`) to download the pinned tla2tools.jar."
+        "to download the pinned tla2tools.jar."
     )
 
 

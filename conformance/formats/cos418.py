@@ -387,9 +387,7 @@ def parse_snap(data: str | bytes, path: str = "<snap>") -> Snap:
     """Parse a ``.snap`` file's text."""
     lines = _lines(_decode(data, path))
     if not lines:
-        raise _err(
-            "expected the snapshot id (a non-negative integer), got an empty file", path, 1
-        )
+        raise _err("expected the snapshot id (a non-negative integer), got an empty file", path, 1)
     no, words, raw = lines[0]
     if len(words) != 1:
         raise _err(f"expected the snapshot id (a non-negative integer), got {raw!r}", path, no)

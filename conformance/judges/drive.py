@@ -28,6 +28,7 @@ what is in flight, so liveness cannot be judged).
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import time
@@ -134,7 +135,7 @@ class CommandNode:
             raise InputError("--node: the node command is empty", code="RL-INPUT-NODE-CMD")
         if shutil.which(argv[0]) is None:
             raise InputError(
-                f"--node: cannot run {argv[0]!r}: no such executable program",
+                f"--node: cannot run {argv[0]!r}: {_not_runnable(argv[0])}",
                 code="RL-INPUT-NODE-CMD",
             )
         return CommandNode(
@@ -143,6 +144,25 @@ class CommandNode:
             limits=Limits(request_timeout=timeout),
             sandbox=sandbox if sandbox is not None else SandboxPolicy(),
         )
+
+
+def _not_runnable(program: str) -> str:
+    """Why ``program`` (the first word of ``--node``, which PATH does not run) cannot
+    be run, and what to do."""
+    if os.sep not in program:
+        return (
+            "no such program on PATH; give its path (./mynode), or the interpreter"
+            " first (--node 'python3 mynode.py')"
+        )
+    path = Path(program)
+    if not path.exists():
+        return "no such file"
+    if path.is_dir():
+        return "it is a directory, not a program"
+    return (
+        "the file is not executable; make it so (chmod +x), or give its interpreter"
+        f" first (--node 'python3 {program}')"
+    )
 
 
 NodeSpec: TypeAlias = InProcessNode | CommandNode
@@ -905,6 +925,63 @@ def usage_error(result: JudgeResult) -> InputError | None:
     )
 
 
+#: What a program's runtime says when it cannot start, in its last lines of stderr,
+#: and what to fix: ``(text, the fix)``.  The first that matches names the fix.
+_CANNOT_START: Final = (
+    ("No module named ", "a module it names is not found: check the module's name, and that"
+     " this Python has it installed (the node runs in its own working directory, so a"
+     " module of the current directory is found only by its path: --node 'python3"
+     " path/to/node.py')"),
+    ("Error while finding module specification", "a module it names is not found: check the"
+     " module's name, and that this Python has it installed"),
+    ("Permission denied", "it may not run or read a file it names: check the file's"
+     " permissions (a program needs chmod +x; the node runs as another user in the"
+     " sandbox, so its files and their folders must be readable by others)"),
+    ("can't open file ", "a file it names does not exist: check the path"),
+    ("Unable to access jarfile", "a file it names does not exist: check the path"),
+    ("Could not find or load main class", "Java cannot find the main class: check the class"
+     " name and the class path"),
+    ("Cannot find module", "a module it names is not found: check its name and that it is"
+     " installed"),
+    ("No such file or directory", "a file or program it names does not exist: check the path"),
+    ("command not found", "a program it runs is not found: check its name and PATH"),
+)  # fmt: skip
+#: Shells' statuses for a program that cannot be executed (126) or is not found (127).
+_SHELL_STATUS: Final = {
+    126: "status 126 is a shell's \"cannot execute\": check the file's permissions",
+    127: "status 127 is a shell's \"command not found\": check the program's name and PATH",
+}
+
+
+def start_error(result: JudgeResult, node: NodeSpec) -> InputError | None:
+    """The error to raise instead of a verdict when the node could not start: it exited
+    before taking a single step, having written nothing on stdout, and its runtime's
+    last lines say why (a missing module, file, class or program, a permission; or a
+    shell's status 126 or 127).  That is the ``--node`` command being wrong, not the
+    algorithm failing, so no verdict is given (a program that starts and gives up at
+    once for a reason of its own is still judged)."""
+    err = result.node_error
+    if not isinstance(err, NodeCrashed) or result.observations or err.stdout_tail:
+        return None
+    said = next(
+        ((line, fix) for text, fix in _CANNOT_START for line in err.stderr_tail if text in line),
+        None,
+    )
+    if said is not None:
+        why = f"{said[1]}; its stderr says: {said[0]}"
+    elif err.exit_status in _SHELL_STATUS:
+        why = _SHELL_STATUS[err.exit_status]
+    else:
+        return None
+    command = node.describe() if isinstance(node, CommandNode) else err.node
+    return InputError(
+        f"the node did not start: {command} — node {err.node} exited with status"
+        f" {err.exit_status} before its first step, so no trace was judged (a node that"
+        f" cannot start is not a verdict on the algorithm): {why}.\n{err.message}",
+        code="RL-INPUT-NODE-START",
+    )
+
+
 def judge_all(
     traces: Sequence[Trace],
     node: NodeSpec,
@@ -923,7 +1000,8 @@ def judge_all(
     timeout on every trace: three in a row say enough), and when the global
     time ``budget`` (seconds) is spent.  An empty set of traces judges nothing
     and is unknown, never a vacuous pass.  A node that fails the first trace with a
-    usage error before its first step raises :func:`usage_error`'s error.
+    usage error before its first step raises :func:`usage_error`'s error, and one that
+    cannot start :func:`start_error`'s.
     ``judge``: the judge of each trace (by default this module's; a variant's from
     :mod:`.families`).
     """
@@ -939,8 +1017,8 @@ def judge_all(
             )
             break
         r = judge(t) if judge is not None else judge_trace(t, node, log_dir=log_dir)
-        if i == 0 and (usage := usage_error(r)) is not None:
-            raise usage
+        if i == 0 and (bad := start_error(r, node) or usage_error(r)) is not None:
+            raise bad
         results.append(r)
         if on_result is not None:
             on_result(r)

@@ -865,8 +865,7 @@ def judge_trace(
         if skipped:
             note = (
                 f"{len(skipped)} schedule step{'s' if len(skipped) != 1 else ''} not enabled "
-                "in the model state the node's choices led to, skipped: "
-                + clip(", ".join(skipped))
+                "in the model state the node's choices led to, skipped: " + clip(", ".join(skipped))
             )
             reason = f"{reason}; {note}" if reason else note
         return JudgeResult(

@@ -292,7 +292,7 @@ def cell_cfg(model_cfg: str, cell: Cell) -> str:
 
 def prepare_workdir(project: Project) -> Path:
     """A fresh copy of ``spec/``'s modules under ``.cache/teeth/spec``."""
-    work = project.cache_dir / "teeth" / "spec"
+    work = project.work_dir / "teeth" / "spec"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     for f in project.spec_dir.glob("*.tla"):
@@ -322,7 +322,7 @@ def tlc_cell(
         cell.name,
         spec_dir=work,
         jar=jar,
-        cache_dir=project.cache_dir,
+        cache_dir=project.work_dir,
         check_deadlock=entry.check_deadlock,
         workers=workers,
         sany=False,

@@ -22,7 +22,9 @@ else is a bug and exits 4; Ctrl-C exits 130.
 
 from __future__ import annotations
 
+import inspect
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -46,6 +48,7 @@ from redletter.cli import (
     variants,
 )
 from redletter.errors import Exit, RedletterError
+from redletter.project import extra_hint, printed
 
 __all__ = ["app", "main"]
 
@@ -72,8 +75,30 @@ app.add_typer(teeth.app, name="teeth")
 
 @lru_cache(maxsize=1)
 def _command() -> Any:
-    """The click command tree of :data:`app` (built once: it takes a tenth of a second)."""
-    return typer.main.get_command(app)
+    """The click command tree of :data:`app` (built once: it takes a tenth of a second),
+    its help texts polished (:func:`_polish`)."""
+    command = typer.main.get_command(app)
+    _polish(command)
+    return command
+
+
+def _polish(command: Any) -> None:
+    """Each command's line in its group's listing is the first paragraph of its help on
+    one line (Typer keeps the docstring's line breaks there, so a description broke
+    mid-sentence), and every command a help text names is in this user's form
+    (:func:`~redletter.project.printed`: ``redletter`` for a wheel user)."""
+    if command.help:
+        command.help = printed(command.help)
+        if command.short_help is None:
+            first = inspect.cleandoc(command.help).split("\n\n")[0]
+            command.short_help = " ".join(first.split())
+    if command.epilog:
+        command.epilog = printed(command.epilog)
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = printed(param.help)
+    for sub in getattr(command, "commands", {}).values():
+        _polish(sub)
 
 
 class Terminated(KeyboardInterrupt):
@@ -109,9 +134,9 @@ def _stopped() -> int:
     making one when the signal came."""
     _sandboxes("shutdown")
     if _STOPPED_BY and _STOPPED_BY[0] == signal.SIGTERM:
-        ui.interrupted("terminated (SIGTERM); what was finished is kept")
+        ui.interrupted(f"terminated (SIGTERM); {ui.kept()}")
         return 128 + signal.SIGTERM
-    ui.interrupted("what was finished is kept")
+    ui.interrupted(ui.kept())
     return int(Exit.INTERRUPTED)
 
 
@@ -132,7 +157,30 @@ def _missing_extra(exc: ModuleNotFoundError) -> tuple[str, str] | None:
     extra, code = _EXTRAS[top]
     return code, (
         f"this command needs the {extra!r} extra, which is not installed (no module {top!r}):"
-        f" run `make extra-{extra}` in the checkout (or `pip install 'redletter[{extra}]'`)"
+        f" run `{extra_hint(extra)}`"
+    )
+
+
+def _unquoted_node(exc: Exception, ctx: Any, argv: list[str]) -> str:
+    """The hint for an unknown option that is part of an unquoted ``--node`` command
+    (``--node .venv/bin/python -m mynode`` gives "No such option: -m"): the command
+    quoted, as it must be given; else "".  The command is the words after ``--node``
+    up to the next option the command knows."""
+    option = getattr(exc, "option_name", None)
+    if option is None or ctx is None or "--node" not in argv:
+        return ""
+    known = {o for p in ctx.command.params for o in (*p.opts, *p.secondary_opts)}
+    start = argv.index("--node") + 1
+    end = start
+    while end < len(argv) and (end == start or argv[end] not in known):
+        end += 1
+    words = argv[start:end]
+    if option not in words:
+        return ""
+    quoted = shlex.quote(" ".join(words))
+    return (
+        f"; it belongs to the node command, which --node takes as one argument: quote it,"
+        f" --node {quoted}"
     )
 
 
@@ -153,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the ``redletter`` command with ``argv``; its exit code."""
     _STOPPED_BY.clear()
     _sandboxes("reopen")
+    ui.keeps(ui.KEPT)
     before: dict[signal.Signals, Any] = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -189,7 +238,8 @@ def _run(argv: list[str] | None) -> int:
         # unknown option, a missing argument) carries the command's context.
         ctx = getattr(exc, "ctx", None)
         where = f"{ctx.command_path}: " if ctx is not None else ""
-        ui.error_line("RL-INPUT-USAGE", where + exc.format_message())
+        hint = _unquoted_node(exc, ctx, sys.argv[1:] if argv is None else argv)
+        ui.error_line("RL-INPUT-USAGE", where + exc.format_message() + hint)
         return int(Exit.BAD_INPUT)
     except RedletterError as exc:
         ui.error_line(exc.code, exc.message)

@@ -42,6 +42,7 @@ from redletter.cli.options import (
     size_option,
 )
 from redletter.errors import Exit, InputError
+from redletter.project import default_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -346,7 +347,7 @@ def run_cmd(
     from redletter.untrusted import check_regular
 
     proj = project(root)
-    where = store if store is not None else proj.root / "store"
+    where = store if store is not None else default_store()
     policy = _policy(sandbox, sandbox_path, memory, where)
     spec = CommandNode.parse(node, hosted=hosted, timeout=timeout, sandbox=policy)
     cleanup_stale()
@@ -417,18 +418,20 @@ def replay_cmd(
     root: RootOption = None,
 ) -> None:
     """Judge a node on one trace file (e.g. a shrunk counterexample)."""
-    from redletter.conformance.judges.drive import CommandNode
+    from redletter.conformance.judges.drive import CommandNode, start_error, usage_error
     from redletter.conformance.judges.families import judge_of
     from redletter.conformance.report import write_report
     from redletter.conformance.sandbox import cleanup_stale
 
     t = read_any_trace(trace)
-    folder_store = store if store is not None else project(root).root / "store"
+    folder_store = store if store is not None else default_store()
     policy = _policy(sandbox, sandbox_path, memory, folder_store)
     spec = CommandNode.parse(node, hosted=hosted, timeout=timeout, sandbox=policy)
     cleanup_stale()
     folder = _new_folder(folder_store, f"replay-{t.name}")
     r = judge_of(t, spec, folder.logs)(t)
+    if (bad := start_error(r, spec) or usage_error(r)) is not None:
+        raise bad  # the node never started: no verdict, no report
     write_report(folder, [r], node_cmd=node, hosted=hosted)
     ui.conform_summary([r], folder, node_cmd=node, hosted=hosted)
     done(r.exit_code)
@@ -463,6 +466,7 @@ def _split_validate_args(
         )
     logs = [Path(x) for x in rest]
     existing_file(logs)
+    _not_event_logs(logs)
     if model is not None:
         model_name(model)
     return model, logs
@@ -483,6 +487,45 @@ class _ValidateCommand(TyperCommand):
             for i, a in enumerate(args)
         ]
         return super().parse_args(ctx, given)
+
+
+def _not_event_logs(logs: list[Path]) -> None:
+    """A COS 418 file (``.top``, ``.events``, ``.snap``) or a trace (ITF, one JSON
+    document over many lines) is not an event log: say which command reads it,
+    instead of failing on its first line."""
+    import re
+    import shlex
+
+    from redletter.untrusted import check_regular
+
+    for log in logs:
+        kind = re.search(r"\.(top|events|snap)\d*$", log.name)
+        if kind is not None:
+            raise InputError(
+                f"{log} is a COS 418 .{kind.group(1)} file, not an NDJSON event log: judge"
+                " COS 418 snapshot files with `.venv/bin/redletter cos418 judge TOP EVENTS"
+                " SNAP...` (the .top, the .events and the .snap files; docs/cos418.md)",
+                code="RL-INPUT-USAGE",
+            )
+        check_regular(log, code="RL-INPUT-LOG", what="the event log")
+        with log.open("rb") as f:
+            first = f.readline(64).strip()
+        if log.name.endswith((".itf.json", ".schedule.json")) or first in (b"{", b"["):
+            what = (
+                "a trace (ITF)"
+                if log.name.endswith(".itf.json")
+                else "a schedule file"
+                if log.name.endswith(".schedule.json")
+                else "one JSON document over many lines (a trace?)"
+            )
+            q = shlex.quote(str(log))
+            raise InputError(
+                f"{log} is {what}, not an NDJSON event log (one event a line,"
+                " docs/instrument.md): replay a trace against a node with"
+                f" `.venv/bin/redletter conform replay {q} --node CMD`, or step through it"
+                f" with `.venv/bin/redletter explain --itf {q} -o trace.html`",
+                code="RL-INPUT-USAGE",
+            )
 
 
 @app.command("validate", cls=_ValidateCommand)

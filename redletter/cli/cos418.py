@@ -654,6 +654,10 @@ def test_cmd(
         store=cwd / store if store is not None else None,
         export=cwd / export if export is not None else None,
     )
+    ui.keeps(
+        "the runs were stopped and their temporary folders removed; the campaign writes"
+        " nothing before it ends, so run it again"
+    )
     if as_json:
         check = check_package(cwd / package_dir, options)
         ui.info(json.dumps(_json_of(check)))

@@ -39,6 +39,7 @@ from redletter.cli.options import (
     seconds_option,
 )
 from redletter.errors import InputError
+from redletter.project import default_store
 
 if TYPE_CHECKING:
     from redletter.conformance.adapters.flink.judge import ModeJudgement, RunJudgement
@@ -76,7 +77,9 @@ def _show(mj: ModeJudgement) -> None:
     ):  # fmt: skip
         table.add_column(col, justify="left" if col == "outcome" else "right")
     for r in mj.runs:
-        bad = r.outcome.duplicates or r.outcome.losses
+        # Duplicates are what at-least-once allows: not red there.
+        allowed = mj.mode == "at-least-once" and not r.outcome.losses
+        bad = (r.outcome.duplicates or r.outcome.losses) and not allowed
         table.add_row(
             str(r.run),
             str(r.fail_at),
@@ -248,7 +251,7 @@ def run_cmd(
         if getattr(settings, name) != getattr(defaults, name)
     ] + (["--all"] if all_runs else [])
     command = _command(mode, runs, seed, extra)
-    folder = new_run_folder(store if store is not None else proj.root / "store", f"flink-{mode}")
+    folder = new_run_folder(store if store is not None else default_store(), f"flink-{mode}")
     ui.info(
         f"flink {mode}: up to {runs} run(s), seed {seed}; PyFlink {env.version} on Java"
         f" {env.java}; {records} records, {keys} keys, parallelism {parallelism},"

@@ -65,9 +65,20 @@ def status(text: str) -> Iterator[Callable[[str], None]]:
 
 
 class LiveCheck(CheckObserver):
-    """Shows models done and states found so far while TLC runs."""
+    """Shows models done and states found so far while TLC runs: a bar on a terminal;
+    off one (make's log, CI, a pipe) a line per model done and, while a model runs,
+    TLC's progress reports at most every :attr:`seconds` seconds.  ``clock`` is
+    injectable for tests."""
 
-    def __init__(self, total: int, *, enabled: bool | None = None) -> None:
+    seconds: float = 10.0  #: off a terminal, at most one progress line this often
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        enabled: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._progress = _progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
@@ -78,6 +89,10 @@ class LiveCheck(CheckObserver):
             enabled=enabled,
         )
         self._task = self._progress.add_task("models", total=total, states="")
+        self._total = total
+        self._done = 0
+        self._clock = clock
+        self._start = self._last = clock()
 
     def __enter__(self) -> LiveCheck:
         self._progress.start()
@@ -91,6 +106,11 @@ class LiveCheck(CheckObserver):
     ) -> None:
         self._progress.stop()
 
+    def _line(self, text: str) -> None:
+        """Off a terminal: ``text`` with the time since the start, on stderr."""
+        self._last = self._clock()
+        err_console.print(f"{text}, {self._last - self._start:.0f} s", markup=False, soft_wrap=True)
+
     def model_started(self, entry: ModelEntry, index: int, count: int) -> None:
         self._progress.update(self._task, description=f"TLC {entry.model}", states="")
 
@@ -100,9 +120,23 @@ class LiveCheck(CheckObserver):
             states=f"{report.distinct:,} distinct / {report.generated:,} states, depth "
             f"{report.depth}",
         )
+        if self._progress.disable and self._clock() - self._last >= self.seconds:
+            self._line(
+                f"TLC {entry.model}: {report.distinct:,} distinct states so far, depth"
+                f" {report.depth}"
+            )
 
     def model_finished(self, row: CheckRow) -> None:
         self._progress.advance(self._task)
+        self._done += 1
+        if self._progress.disable:
+            found = row.comparison.result.distinct
+            states = "?" if found is None else f"{found:,}"
+            verdict = "as the manifest says" if row.matches else "NOT as the manifest says"
+            self._line(
+                f"TLC {row.comparison.entry.model}: {self._done} of {self._total} models"
+                f" done ({states} distinct states, {verdict})"
+            )
 
 
 @contextmanager

@@ -37,6 +37,7 @@ __all__ = [
     "WorkersOption",
     "at_least",
     "campaign_name",
+    "checkout",
     "count",
     "done",
     "existing_dir",
@@ -157,12 +158,20 @@ def output_dir(value: Path | None) -> Path | None:
 
 
 def output_file(value: Path | None) -> Path | None:
-    """A file the command writes: not a directory, in a directory that can be written."""
+    """A file the command writes: not a directory, in a directory that can be written
+    (created, with its parents, when it does not exist yet: ``-o store/proofs/x.svg``
+    in a fresh checkout)."""
     if value is None:
         return value
     if value.is_dir():
         raise _bad(f"{value} is a directory, not a file")
     parent = value.absolute().parent
+    if not parent.exists():
+        output_dir(parent)
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _bad(f"{value} cannot be written: {parent}: {exc.strerror}") from None
     if not parent.is_dir():
         raise _bad(f"{value} cannot be written: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK) or (
@@ -284,7 +293,9 @@ TimeoutOption = Annotated[
 StoreOption = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="Where run folders go (default: <root>/store).", callback=output_dir
+        "--store",
+        help="Where run folders go (default: store/ of the current directory).",
+        callback=output_dir,
     ),
 ]
 
@@ -344,6 +355,21 @@ def project(root: Path | None) -> Project:
             f"models of {found.spec_dir} instead; pass --root . to use it (conform validate "
             "needs no manifest; other commands need spec/manifest.json, see docs/instrument.md"
             ", section “Your own model”)",
+            code="RL-INPUT-ROOT",
+        )
+    return found
+
+
+def checkout(root: Path | None, command: str) -> Project:
+    """:func:`project`, for a command that rewrites the checkout's own docs/: outside
+    a checkout (the models are the installed package's) that is bad input, never a
+    write into the package's folder."""
+    found = project(root)
+    if found.packaged:
+        raise InputError(
+            f"`{command}` rewrites the docs/ of a checkout of redletter, and the current"
+            " directory is in none (the models here are the installed package's); run it"
+            " in a checkout, or pass its root with --root",
             code="RL-INPUT-ROOT",
         )
     return found

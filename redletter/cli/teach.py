@@ -33,6 +33,7 @@ from redletter.cli.options import (
     project,
 )
 from redletter.errors import Exit, InputError
+from redletter.project import kit_command
 
 if TYPE_CHECKING:
     from redletter.python_model.config import ModelConfig
@@ -221,7 +222,7 @@ def _write(out: Path, text: str, what: str) -> None:
 
 
 def _command(verb: str, model: str | None, spec: _RunSpec, out: Path) -> str:
-    parts = [".venv/bin/redletter", verb]
+    parts = [kit_command(), verb]
     if model is not None:
         parts.append(model)
     return " ".join([*parts, spec.source, "-o", str(out)])

@@ -24,6 +24,7 @@ import redletter.cli.ui as ui
 from redletter.cli.options import (
     RootOption,
     at_least,
+    checkout,
     choice,
     count,
     done,
@@ -99,7 +100,7 @@ def check_cmd(
 
     at_least("--jobs", jobs, 1)
     at_least("--workers", workers, 1)
-    proj = project(root)
+    proj = checkout(root, "redletter teeth check --write-docs") if write_docs else project(root)
     manifest = load_project_manifest(proj)
     problems = requirements(manifest, proj.spec_dir)
     engines = tuple(engine) if engine else ENGINES

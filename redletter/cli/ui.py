@@ -20,6 +20,7 @@ from rich.markup import escape as markup_escape
 from rich.table import Table
 
 from redletter.errors import escape_terminal
+from redletter.project import printed
 
 if TYPE_CHECKING:
     from redletter.check import CheckRow
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from redletter.python_model.symbolic.concrete import CState
     from redletter.python_model.teeth.matrix import MatrixRun
     from redletter.python_model.teeth.theorem import TheoremResult
+    from redletter.python_model.temporal import Fairness
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -70,11 +72,30 @@ def error_line(code: str, message: str) -> None:
     """Print ``error[CODE]: message`` on stderr, as one line (no wrapping), then the
     catalogue's advice for the code: what to do, and where to read more
     (docs/errors.md).  Control characters in the message (which may quote a node's
-    output or a file) are escaped."""
+    output or a file) are escaped; the commands both name are this user's
+    (:func:`~redletter.project.printed`)."""
     from redletter.errors import advice
 
-    err_console.print(f"error[{code}]: {escape_terminal(message)}", markup=False, soft_wrap=True)
-    err_console.print(f"help: {advice(code)}", markup=False, soft_wrap=True)
+    text = printed(escape_terminal(message))
+    err_console.print(f"error[{code}]: {text}", markup=False, soft_wrap=True)
+    err_console.print(f"help: {printed(advice(code))}", markup=False, soft_wrap=True)
+
+
+#: What the running command keeps when it is interrupted, as the interrupt line says
+#: it (``[0]``); a command that keeps nothing until it ends says so with :func:`keeps`.
+_KEPT: list[str] = []
+KEPT: str = "what was finished is kept"  #: what most commands keep (the default)
+
+
+def keeps(what: str) -> None:
+    """Say what the running command keeps if it is interrupted from now on (the
+    interrupt line's words after ``interrupted (Ctrl-C); ``)."""
+    _KEPT[:] = [what]
+
+
+def kept() -> str:
+    """What the running command keeps if interrupted (see :func:`keeps`)."""
+    return _KEPT[0] if _KEPT else KEPT
 
 
 def interrupted(what: str = "") -> None:
@@ -91,8 +112,9 @@ def interrupted(what: str = "") -> None:
 
 def info(message: str) -> None:
     """A plain line on stdout (control characters escaped: the text may quote a
-    node's output, which must not drive the terminal)."""
-    console.print(escape_terminal(message), markup=False, soft_wrap=True)
+    node's output, which must not drive the terminal; the commands it names are
+    this user's: :func:`~redletter.project.printed`)."""
+    console.print(printed(escape_terminal(message)), markup=False, soft_wrap=True)
 
 
 def lines(texts: Iterable[str]) -> None:
@@ -230,15 +252,25 @@ def explore_lines(r: ExploreResult, *, liveness: bool = False) -> list[str]:
     return out
 
 
+def fairness_words(conditions: Sequence[Fairness]) -> str:
+    """``12 fairness conditions: WF(ReceiveApp) on each of 6 parameter values, ...``:
+    every condition counted, each action's instances together (a spec writes one
+    ``\\A c \\in Channels: WF_vars(ReceiveApp(c))`` for many)."""
+    counts: dict[str, int] = {}
+    for f in conditions:
+        key = f"{f.kind}({f.name})"
+        counts[key] = counts.get(key, 0) + 1
+    parts = [
+        key if n == 1 else f"{key} on each of {n} parameter values"
+        for key, n in sorted(counts.items())
+    ]
+    return f"{plural(len(conditions), 'fairness condition')}: " + ", ".join(parts)
+
+
 def liveness_lines(r: LivenessResult) -> list[str]:
     """The lines of the liveness check: what was checked under which fairness, and
     the verdict in TLC's words."""
-    kinds = sorted({f"{f.kind}({f.name})" for f in r.fairness})
-    fairness = (
-        f"{len(r.fairness)} fairness conditions: " + ", ".join(kinds)
-        if r.fairness
-        else "no fairness"
-    )
+    fairness = fairness_words(r.fairness) if r.fairness else "no fairness"
     out = [
         f"Checking temporal properties {', '.join(r.names)} under {r.specification}"
         f" ({fairness}) on {r.distinct:,} states and {r.edges:,} edges:"

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 import redletter.cli.ui as ui
-from redletter.cli.options import RootOption, SuiteOption, done, model_name, project
+from redletter.cli.options import RootOption, SuiteOption, checkout, done, model_name, project
 from redletter.errors import Exit
 
 __all__ = ["app"]
@@ -47,7 +47,7 @@ def measure_cmd(
         plan,
     )
 
-    proj = project(root)
+    proj = checkout(root, "redletter variants measure")
     manifest = load_manifest(proj.manifest_path)
     path = measurements_path(proj)
     previous = load_measurements(path) if model and path.is_file() else None
@@ -97,7 +97,7 @@ def diagrams_cmd(root: RootOption = None) -> None:
     from redletter.variants import measurements_path
     from redletter.variants.measure import load_measurements
 
-    proj = project(root)
+    proj = checkout(root, "redletter variants diagrams")
     for out in _write_diagrams(proj, load_measurements(measurements_path(proj))):
         ui.info(f"wrote {out}")
     done(Exit.OK)
@@ -137,7 +137,7 @@ def measure_python_cmd(
         variant_models,
     )
 
-    proj = project(root)
+    proj = checkout(root, "redletter variants measure-python")
     manifest = load_manifest(proj.manifest_path)
     path = measurements_path(proj)
     measured = load_measurements(path)

@@ -231,8 +231,8 @@ def _seed(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
         "(proofs/seed-example.svg)",
         "",
         "```sh",
-        ".venv/bin/redletter diagram MCSeed --seed-example -o docs/proofs/seed-example.svg",
-        ".venv/bin/redletter explain MCSeed --seed-example -o seed.html"
+        ".venv/bin/redletter diagram MCSeed --seed-example -o store/proofs/seed-example.svg",
+        ".venv/bin/redletter explain MCSeed --seed-example -o store/proofs/seed.html"
         "   # step through it in a browser",
         "```",
         "",
@@ -354,8 +354,8 @@ def _must_fail(spec_dir: Path) -> tuple[list[str], dict[str, str]]:
             f"![{row.model}: the counterexample]({Path(PICTURES).name}/{row.model}.svg)",
             "",
             "```sh",
-            f"{RL} diagram {row.model} --counterexample -o docs/proofs/{row.model}.svg",
-            f"{RL} explain {row.model} --counterexample -o {row.model}.html",
+            f"{RL} diagram {row.model} --counterexample -o store/proofs/{row.model}.svg",
+            f"{RL} explain {row.model} --counterexample -o store/proofs/{row.model}.html",
             "```",
             "",
             *_steps_table(cfg, steps),

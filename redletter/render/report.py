@@ -163,7 +163,7 @@ def render_report(page: ReportPage) -> str:
         body.append(
             f'<p class="rl-noprint"><a href="{escape(page.explorer)}'
             + (f"#step={d.step}" if d is not None and d.step else "")
-            + "\">Step through this schedule in the proof explorer</a>: "
+            + '">Step through this schedule in the proof explorer</a>: '
             + (
                 "the node's own run beside the model's, each with both shadow networks of "
                 "EWD 864, the divergence marked.</p>"

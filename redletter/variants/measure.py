@@ -161,7 +161,7 @@ def measure_counterexample(project: Project, entry: ModelEntry, *, jar: Path) ->
         entry.model,
         spec_dir=project.spec_dir,
         jar=jar,
-        cache_dir=project.cache_dir,
+        cache_dir=project.work_dir,
         check_deadlock=entry.check_deadlock,
         workers=1,
     )
@@ -245,7 +245,7 @@ def measure_costs(project: Project, entry: ModelEntry, family: Family, *, jar: P
             name,
             spec_dir=spec,
             jar=jar,
-            cache_dir=project.cache_dir,
+            cache_dir=project.work_dir,
             check_deadlock=entry.check_deadlock,
             workers=1,
         )

@@ -26,11 +26,8 @@ The command line only parses options, calls this and prints.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shlex
-import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -60,6 +57,7 @@ from redletter.conformance.report import new_run_folder
 from redletter.conformance.sandbox import SandboxPolicy, cleanup_stale
 from redletter.conformance.verdict import Verdict
 from redletter.errors import InputError
+from redletter.project import kit_command
 from redletter.safewrite import FolderError, SafeFolder
 
 __all__ = ["CheckEvents", "check_package", "kit_command", "replay_command"]
@@ -73,18 +71,6 @@ class CheckEvents:
     planned: Callable[[int], None] = lambda _: None  #: the number of runs planned
     run: Callable[[CaseRun], None] = lambda _: None  #: a run was judged
     phase_done: Callable[[], None] = lambda: None  #: the phase ended
-
-
-def kit_command() -> str:
-    """How to call the kit in a printed command: ``redletter`` when that is what runs
-    it from PATH, else the path it was run by."""
-    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else ""
-    on_path = shutil.which("redletter")
-    if argv0 and Path(argv0).name == "redletter":
-        if on_path and os.path.realpath(on_path) == os.path.realpath(argv0):
-            return "redletter"
-        return shlex.quote(argv0)
-    return "redletter" if on_path else f"{shlex.quote(sys.executable)} -m redletter"
 
 
 def replay_command(

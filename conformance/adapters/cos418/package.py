@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -437,6 +438,24 @@ def lacks_names(package: GoPackage) -> None:
     )
 
 
+def _a_class(path: Path, entries: list[tuple[Path, bool]]) -> str:
+    """For a folder with no Go file of its own whose subfolders hold Go files (a class
+    of submissions, one folder each): the pointer to ``cos418 grade``; else ""."""
+    held = sorted(
+        {p.parent.name for p, is_dir in entries if not is_dir and p.suffix == ".go"
+         and p.parent.parent == path}
+    )  # fmt: skip
+    if not held:
+        return ""
+    shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+    return (
+        f"; its {len(held)} folder{'s' if len(held) > 1 else ''} ({shown}) hold Go"
+        f" packages: to grade them as a class, run `.venv/bin/redletter cos418 grade"
+        f" {shlex.quote(str(path))}`; to test one, give its folder"
+        f" (`.venv/bin/redletter cos418 test {shlex.quote(str(path / held[0]))}`)"
+    )
+
+
 def inspect_package(path: Path, *, strict: bool = True) -> GoPackage:
     """Read what the kit needs to know about the package in ``path``.
 
@@ -455,8 +474,8 @@ def inspect_package(path: Path, *, strict: bool = True) -> GoPackage:
         st = None
     if st is None or not stat.S_ISDIR(st.st_mode):
         raise InputError(
-            "not a directory (expected the folder of a Go package written against the"
-            " COS 418 interface)",
+            f"{'does not exist' if st is None else 'not a directory'} (expected the folder"
+            " of a Go package written against the COS 418 interface)",
             code="RL-INPUT-COS418-PACKAGE",
             path=where,
         )
@@ -473,7 +492,8 @@ def inspect_package(path: Path, *, strict: bool = True) -> GoPackage:
     )
     if not files:
         raise InputError(
-            "no Go source files (*.go, other than *_test.go) in this directory",
+            "no Go source files (*.go, other than *_test.go) in this directory"
+            + _a_class(path, entries),
             code="RL-INPUT-COS418-PACKAGE",
             path=where,
         )

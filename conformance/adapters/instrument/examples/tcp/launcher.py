@@ -49,6 +49,7 @@ from redletter.conformance.adapters.instrument.examples.tcp.node import BUGS
 from redletter.conformance.process import NodeCrashed, NodeError, NodeTimeout
 from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
 from redletter.errors import InputError, RedletterError, advice, escape_terminal
+from redletter.project import kit_command, printed
 
 __all__ = ["BUGS", "Run", "Shape", "launch", "shape_of_model"]
 
@@ -352,7 +353,7 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     shown = [_as_given(p, out) for p in run.logs]
     sys.stdout.write(
         f"seed {run.seed}: {len(run.logs)} log(s) in {out}; validate them with\n"
-        f"  .venv/bin/redletter conform validate {args.model} {' '.join(shown)}\n"
+        f"  {kit_command()} conform validate {args.model} {' '.join(shown)}\n"
     )
     return 0
 
@@ -364,9 +365,9 @@ def _as_given(log: Path, out: Path) -> str:
 
 def _error_lines(exc: RedletterError) -> str:
     """``error[CODE]: message``, the node's last stderr lines, and the help line."""
-    lines = [f"error[{exc.code}]: {escape_terminal(exc.message)}"]
+    lines = [f"error[{exc.code}]: {printed(escape_terminal(exc.message))}"]
     if isinstance(exc, NodeError) and exc.stderr_tail:
         lines.append(f"last lines of node {exc.node}'s stderr:")
         lines += [f"  {escape_terminal(t)}" for t in exc.stderr_tail]
-    lines.append(f"help: {advice(exc.code)}")
+    lines.append(f"help: {printed(advice(exc.code))}")
     return "\n".join(lines) + "\n"
