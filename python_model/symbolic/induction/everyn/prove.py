@@ -1,0 +1,522 @@
+"""The every-N induction: every obligation of every layer, one question per action of
+Next (and per state check), for every network at once; each question under a
+budget; a counterexample read back on the finite network z3 chose, and replayed.
+
+How a question is asked:
+
+1. over the sorts, with the probe budget: unsat is a proof for every number of
+   machines, snapshots and messages, every graph and every starter;
+2. if not settled, on small finite networks (every quantifier expanded over a few
+   machines, snapshots and messages, smallest first): a model there is a
+   counterexample, and a small one;
+3. if still not settled, over the sorts with a call's whole budget.
+
+Unknown in the end is ``open``, never ``proved``.  A counterexample found over the
+sorts is searched again on finite networks up to the size of z3's model, to read
+back the smallest.  A proved question whose context no state satisfies is an error
+(``RL-INTERNAL-INDUCTION``): a step proved only because no state can take it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from redletter.errors import InputError, InternalError
+from redletter.python_model.symbolic.induction.case import VARIANTS, variant_named
+from redletter.python_model.symbolic.induction.everyn import obligations as ob
+from redletter.python_model.symbolic.induction.everyn.bridge import Domains, Reader, domains
+from redletter.python_model.symbolic.induction.everyn.fragment import classify
+from redletter.python_model.symbolic.induction.everyn.invariant import (
+    CONJUNCTS,
+    PROPHECY,
+    REALITY,
+    formulas,
+)
+from redletter.python_model.symbolic.induction.everyn.replay import replay
+from redletter.python_model.symbolic.induction.everyn.result import (
+    EnCti,
+    EnOutcome,
+    EveryNResult,
+)
+from redletter.python_model.symbolic.induction.everyn.steps import (
+    ACTIONS,
+    Disjunct,
+    consistent,
+    transition,
+)
+from redletter.python_model.symbolic.induction.everyn.steps import disjunct as make_disjunct
+from redletter.python_model.symbolic.induction.everyn.terms import (
+    Prophecy,
+    Terms,
+    init,
+    prophecy,
+    well_formed,
+)
+from redletter.python_model.symbolic.induction.everyn.vocab import (
+    Expr,
+    State,
+    Vocabulary,
+    grounded,
+)
+from redletter.python_model.symbolic.induction.result import Budget
+from redletter.python_model.z3env import z3
+
+__all__ = ["LAYERS", "SIZES", "prove_every_n", "questions"]
+
+LAYERS = ("reality", "prophecy", "shadow1")
+
+SIZES: tuple[tuple[int, int, int], ...] = (
+    (1, 1, 1),
+    (2, 1, 1),
+    (2, 1, 2),
+    (2, 2, 1),
+    (2, 2, 2),
+    (3, 1, 2),
+    (3, 1, 3),
+    (3, 2, 2),
+    (3, 2, 3),
+    (4, 2, 4),
+)
+"""The finite networks a question is tried on, smallest first: (machines,
+snapshots, messages), each "at most" (two constants may name one element)."""
+
+Labelled = list[tuple[str, Expr]]
+
+
+@dataclass
+class Built:
+    """One question, built over the sorts or on a finite network."""
+
+    context: list[Expr]
+    obligations: Labelled
+    terms: list[Expr] = field(default_factory=list)  #: constants of quantified sorts
+
+
+@dataclass(frozen=True)
+class Question:
+    layer: str
+    kind: str
+    check: str
+    build: Callable[[], Built]
+    states: tuple[State, ...]
+    disjunct: Disjunct | None = None
+    uses_prophecy: bool = False
+
+
+@dataclass
+class _Run:
+    v: Vocabulary
+    variant: str
+    budget: Budget
+    dropped: frozenset[str]
+    stop_at_first: bool
+    on_outcome: Callable[[EnOutcome], None] | None
+    pr: Prophecy
+    t0: float = field(default_factory=time.perf_counter)
+    outcomes: list[EnOutcome] = field(default_factory=list)
+
+    def kept(self, names: Sequence[str]) -> list[str]:
+        return [n for n in names if n not in self.dropped]
+
+    def remaining(self) -> float:
+        return self.budget.case_seconds - (time.perf_counter() - self.t0)
+
+    def stopped(self) -> bool:
+        return self.stop_at_first and any(o.verdict == "counterexample" for o in self.outcomes)
+
+    def record(self, o: EnOutcome) -> None:
+        self.outcomes.append(o)
+        if self.on_outcome is not None:
+            self.on_outcome(o)
+
+
+def _solver(run: _Run, units: int) -> z3.Solver:
+    s = z3.Solver()
+    s.set("rlimit", units)
+    s.set("timeout", max(1, int(run.remaining() * 1000)))
+    return s
+
+
+def _instantiations(s: z3.Solver) -> int:
+    st = s.statistics()
+    return (
+        int(st.get_key_value("quant instantiations")) if "quant instantiations" in st.keys() else 0
+    )
+
+
+def _why(s: z3.Solver) -> str:
+    reason = str(s.reason_unknown())
+    if reason in ("canceled", "max. resource limit exceeded"):
+        return "the per-call resource budget is spent"
+    if reason == "timeout":
+        return "the wall-clock budget is spent"
+    return reason
+
+
+def _goal(obs: Labelled) -> Expr:
+    return z3.Or([z3.Not(f) for _, f in obs])
+
+
+def _ground(run: _Run, q: Question, size: tuple[int, int, int]) -> tuple[Built, Domains]:
+    dom = domains(run.v, *size, stem="g")
+    with grounded(dom.mapping(run.v)):
+        built = q.build()
+    built.context += dom.closed(run.v, built.terms)
+    return built, dom
+
+
+def _bounded(
+    run: _Run, q: Question, sizes: Sequence[tuple[int, int, int]]
+) -> tuple[Any, z3.Solver | None, Built | None, Domains | None]:
+    """The first finite network of ``sizes`` with a counterexample."""
+    unknown = None
+    for size in sizes:
+        if run.remaining() <= 0:
+            return z3.unknown, None, None, None
+        built, dom = _ground(run, q, size)
+        s = _solver(run, run.budget.probe_units)
+        s.add(*built.context, _goal(built.obligations))
+        verdict = s.check()
+        if verdict == z3.sat:
+            return z3.sat, s, built, dom
+        if verdict == z3.unknown:
+            unknown = s
+    return (z3.unknown if unknown is not None else z3.unsat), unknown, None, None
+
+
+def _ask(run: _Run, q: Question) -> EnOutcome:
+    t0 = time.perf_counter()
+    built = q.build()
+    n = len(built.obligations)
+    if not built.obligations:
+        return EnOutcome(q.layer, q.kind, q.check, "proved", 0, 0.0, reason="no obligation")
+    if run.remaining() <= 0 or run.stopped():
+        reason = "the wall-clock budget is spent" if run.remaining() <= 0 else ""
+        return EnOutcome(q.layer, q.kind, q.check, "not run", n, 0.0, reason=reason)
+    fragment = classify([*built.context, _goal(built.obligations)], _QUANTIFIED)
+    question = [*built.context, _goal(built.obligations)]
+    # 1. over the sorts, briefly
+    s = _solver(run, run.budget.probe_units)
+    s.add(*question)
+    verdict = s.check()
+    inst = _instantiations(s)
+    model_sizes: tuple[int, int, int] | None = None
+    if verdict == z3.sat:
+        model_sizes = _universe(run.v, s.model())
+    elif verdict == z3.unknown:
+        # 2. small finite networks
+        found, gs, gbuilt, gdom = _bounded(run, q, SIZES)
+        if found == z3.sat:
+            assert gs is not None and gbuilt is not None and gdom is not None
+            cti = _cti(run, q, gs.model(), gbuilt, gdom)
+            return EnOutcome(
+                q.layer,
+                q.kind,
+                q.check,
+                "counterexample",
+                n,
+                time.perf_counter() - t0,
+                cti=cti,
+                fragment=fragment,
+                instantiations=inst,
+            )
+        # 3. over the sorts, the whole budget
+        s = _solver(run, run.budget.call_units)
+        s.add(*question)
+        verdict = s.check()
+        inst = _instantiations(s)
+        if verdict == z3.sat:
+            model_sizes = _universe(run.v, s.model())
+    if verdict == z3.unsat:
+        why = _vacuity(run, q, built)
+        if why:
+            return EnOutcome(
+                q.layer,
+                q.kind,
+                q.check,
+                "unknown",
+                n,
+                time.perf_counter() - t0,
+                reason=why,
+                fragment=fragment,
+                instantiations=inst,
+            )
+        return EnOutcome(
+            q.layer,
+            q.kind,
+            q.check,
+            "proved",
+            n,
+            time.perf_counter() - t0,
+            fragment=fragment,
+            instantiations=inst,
+        )
+    if verdict == z3.sat:
+        assert model_sizes is not None
+        sizes = [x for x in SIZES if all(a <= b for a, b in zip(x, model_sizes, strict=True))]
+        if model_sizes not in sizes:
+            sizes.append(model_sizes)
+        found, gs, gbuilt, gdom = _bounded(run, q, sizes)
+        if found == z3.sat:
+            assert gs is not None and gbuilt is not None and gdom is not None
+            cti = _cti(run, q, gs.model(), gbuilt, gdom)
+            return EnOutcome(
+                q.layer,
+                q.kind,
+                q.check,
+                "counterexample",
+                n,
+                time.perf_counter() - t0,
+                cti=cti,
+                fragment=fragment,
+                instantiations=inst,
+            )
+        return EnOutcome(
+            q.layer,
+            q.kind,
+            q.check,
+            "unknown",
+            n,
+            time.perf_counter() - t0,
+            reason="z3 found a counterexample over the sorts but none on a finite network of "
+            f"its size {model_sizes} within the budget",
+            fragment=fragment,
+            instantiations=inst,
+        )
+    return EnOutcome(
+        q.layer,
+        q.kind,
+        q.check,
+        "unknown",
+        n,
+        time.perf_counter() - t0,
+        reason=_why(s),
+        fragment=fragment,
+        instantiations=inst,
+    )
+
+
+_QUANTIFIED = ("Machine", "Snapshot", "Message")
+
+
+def _universe(v: Vocabulary, model: z3.ModelRef) -> tuple[int, int, int]:
+    s = v.sorts
+    sizes = []
+    for sort in (s.machine, s.snapshot, s.message):
+        try:
+            sizes.append(max(1, len(model.get_universe(sort))))
+        except z3.Z3Exception:
+            sizes.append(1)
+    return sizes[0], sizes[1], sizes[2]
+
+
+def _vacuity(run: _Run, q: Question, built: Built) -> str:
+    """Some state satisfies the question's context and takes its step: else it was
+    proved only because nothing can happen (an error of the encoding).  Returns why
+    it could not be shown, if z3 did not settle it."""
+    s = _solver(run, run.budget.call_units)
+    s.add(*built.context)
+    verdict = s.check()
+    if verdict == z3.sat:
+        return ""
+    if verdict == z3.unknown:
+        for size in SIZES:
+            gbuilt, _dom = _ground(run, q, size)
+            gs = _solver(run, run.budget.probe_units)
+            gs.add(*gbuilt.context)
+            if gs.check() == z3.sat:
+                return ""
+        return "z3 did not show that some state satisfies the invariant and takes this step"
+    raise InternalError(
+        f"every-N induction ({run.variant}), layer {q.layer}, {q.check}: no state satisfies "
+        "the invariant and takes this step, so its obligations hold vacuously; the encoding "
+        "is wrong",
+        code="RL-INTERNAL-INDUCTION",
+    )
+
+
+def _cti(run: _Run, q: Question, model: z3.ModelRef, built: Built, dom: Domains) -> EnCti:
+    """Read the counterexample back on its finite network and replay it."""
+    broken = tuple(
+        label for label, f in built.obligations if z3.is_false(model.eval(f, model_completion=True))
+    )
+    rd = Reader(run.v, model, dom)
+    net = rd.net()
+    before = rd.reality(net, q.states[0])
+    after = rd.reality(net, q.states[1]) if len(q.states) > 1 else None
+    step = rd.step(q.disjunct) if q.disjunct is not None else None
+    pr = rd.prophecy(net, run.pr) if q.uses_prophecy else None
+    app = rd.app()
+    cti = EnCti(q.layer, q.kind, q.check, broken, net, before, step, after, pr)
+    replay(cti, app, run.variant, sorted(run.dropped))
+    return EnCti(q.layer, q.kind, q.check, broken, net, before, step, after, pr, tuple(app.calls))
+
+
+# ------------------------------------------------------------------------- the questions
+
+
+def _labelled(xs: Labelled, prefix: str = "") -> Labelled:
+    return [(prefix + label, f) for label, f in xs]
+
+
+def _conj(run: _Run, st: State, names: Sequence[str]) -> list[Expr]:
+    return [f for _, f in formulas(run.v, st, run.pr, list(names))]
+
+
+def _forward(names: Sequence[str]) -> list[str]:
+    return [n for n in names if not CONJUNCTS[n].at_completion]
+
+
+def questions_of(run: _Run, layers: Sequence[str]) -> list[Question]:
+    v, pr = run.v, run.pr
+    ax = [f for _, f in v.rigid.axioms()]
+    pre, post = v.state("pre"), v.state("post")
+    reality = run.kept(REALITY)
+    proph = run.kept(PROPHECY)
+    out: list[Question] = []
+
+    def wf(st: State) -> list[Expr]:
+        return [f for _, f in well_formed(v, st)]
+
+    def step_base(d: Disjunct, layer: str) -> list[Expr]:
+        ctx = [*ax, *wf(pre), *_conj(run, pre, reality), *d.guard]
+        ctx += [f for _, f in transition(v, d, pre, post)]
+        if layer != "reality":
+            ctx += [*wf(post), *_conj(run, post, reality)]
+            ctx += [f for _, f in consistent(v, d, pre, pr)]
+        return ctx
+
+    def terms(d: Disjunct | None, kappa: bool) -> list[Expr]:
+        out_ = list(d.params.values()) if d is not None else []
+        return [*out_, pr.kappa] if kappa else out_
+
+    actions = list(ACTIONS)
+
+    def disjunct(action: str) -> Disjunct:
+        return make_disjunct(v, pre, run.variant, action)
+
+    if "reality" in layers:
+
+        def init0() -> Built:
+            return Built(
+                [*ax, init(v, pre), *wf(pre)],
+                _labelled(formulas(v, pre, pr, reality), "Initiation: "),
+            )
+
+        out.append(Question("reality", "initiation", "Initiation", init0, (pre,)))
+        for action in actions:
+
+            def step0(action: str = action) -> Built:
+                d = disjunct(action)
+                obs = well_formed(v, post) + formulas(v, post, pr, reality)
+                obs += ob.at_most_one_letter(v, d, pre) + ob.shadow_lemma0(v, d, pre, post)
+                return Built(step_base(d, "reality"), obs, terms(d, False))
+
+            out.append(Question("reality", "step", action, step0, (pre, post), disjunct(action)))
+
+        def ends0() -> Built:
+            return Built([*ax, *wf(pre), *_conj(run, pre, reality)], ob.lemma0_ends(v, pre))
+
+        out.append(Question("reality", "state", "Lemma0EndsInSnapshotState", ends0, (pre,)))
+    if "prophecy" in layers:
+        forward = _forward(proph)
+
+        def init1() -> Built:
+            return Built(
+                [*ax, init(v, pre), *wf(pre)],
+                _labelled(formulas(v, pre, pr, forward), "Initiation: "),
+                [pr.kappa],
+            )
+
+        out.append(Question("prophecy", "initiation", "Initiation", init1, (pre,), None, True))
+        for action in actions:
+
+            def step1(action: str = action) -> Built:
+                d = disjunct(action)
+                ctx = [*step_base(d, "prophecy"), *_conj(run, pre, forward)]
+                return Built(ctx, formulas(v, post, pr, forward), terms(d, True))
+
+            out.append(
+                Question("prophecy", "step", action, step1, (pre, post), disjunct(action), True)
+            )
+        at_end = [n for n in proph if CONJUNCTS[n].at_completion]
+
+        def completion() -> Built:
+            t = Terms(v, pre)
+            ctx = [*ax, *wf(pre), *_conj(run, pre, reality), *_conj(run, pre, forward)]
+            ctx.append(t.complete(pr.kappa))
+            return Built(ctx, formulas(v, pre, pr, at_end), [pr.kappa])
+
+        out.append(
+            Question("prophecy", "completion", "AtCompletion", completion, (pre,), None, True)
+        )
+    if "shadow1" in layers:
+
+        def state_ctx() -> list[Expr]:
+            return [*ax, *wf(pre), *_conj(run, pre, reality), *_conj(run, pre, proph)]
+
+        def starts() -> Built:
+            return Built(state_ctx(), ob.lemma1_starts(v, pre, pr), [pr.kappa])
+
+        out.append(
+            Question("shadow1", "state", "Lemma1StartsInSnapshotState", starts, (pre,), None, True)
+        )
+        for action in actions:
+
+            def step3(action: str = action) -> Built:
+                d = disjunct(action)
+                ctx = [*step_base(d, "shadow1"), *_conj(run, pre, proph), *_conj(run, post, proph)]
+                return Built(ctx, ob.shadow_lemma1(v, d, pre, post, pr), terms(d, True))
+
+            out.append(
+                Question("shadow1", "step", action, step3, (pre, post), disjunct(action), True)
+            )
+
+        def ends() -> Built:
+            return Built(state_ctx(), ob.lemma1_ends(v, pre, pr), [pr.kappa])
+
+        out.append(Question("shadow1", "state", "Lemma1EndsInFinalState", ends, (pre,), None, True))
+    return out
+
+
+def questions(layers: Sequence[str] = LAYERS) -> int:
+    """How many outcomes :func:`prove_every_n` reports (for a progress bar)."""
+    per = {"reality": 7, "prophecy": 7, "shadow1": 7}
+    return sum(per[x] for x in layers)
+
+
+def prove_every_n(
+    variant: str = "correct",
+    *,
+    drop: Sequence[str] = (),
+    budget: Budget | None = None,
+    stop_at_first: bool = False,
+    layers: Sequence[str] = LAYERS,
+    on_outcome: Callable[[EnOutcome], None] | None = None,
+) -> EveryNResult:
+    """Check the every-N invariant without the conjuncts ``drop``, layer by layer, for
+    ``variant``.  Each counterexample is replayed (:mod:`.replay`)."""
+    unknown = [n for n in drop if n not in CONJUNCTS]
+    if unknown:
+        raise InputError(
+            f"--drop: unknown conjunct {unknown[0]!r}; expected one of {', '.join(CONJUNCTS)}",
+            code="RL-INPUT-USAGE",
+        )
+    variant = variant_named(variant).name
+    assert variant in VARIANTS
+    v = Vocabulary()
+    run = _Run(
+        v, variant, budget or Budget(), frozenset(drop), stop_at_first, on_outcome, prophecy(v)
+    )
+    for q in questions_of(run, [x for x in LAYERS if x in layers]):
+        run.record(_ask(run, q))
+    return EveryNResult(
+        variant,
+        tuple(sorted(run.dropped, key=list(CONJUNCTS).index)),
+        run.budget,
+        tuple(run.outcomes),
+        time.perf_counter() - run.t0,
+    )

@@ -1,0 +1,116 @@
+"""What an every-N induction run returns: one outcome per question (with z3's
+quantifier instantiations and the fragment the question sits in), the
+counterexamples, replayed, and a verdict per lemma."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from redletter.python_model.symbolic.induction.everyn.concrete import (
+    Net,
+    Prophecy,
+    Reality,
+    Step,
+)
+from redletter.python_model.symbolic.induction.everyn.invariant import CONJUNCTS
+from redletter.python_model.symbolic.induction.result import Budget, Verdict
+
+__all__ = ["LAYER_TITLES", "EnCti", "EnOutcome", "EveryNResult"]
+
+LAYER_TITLES = {
+    "reality": "reality (the red-letter traffic and the recording) and Lemma 0",
+    "prophecy": "the prophecy of a snapshot, against reality",
+    "shadow1": "the shadow network of Lemma 1",
+}
+
+
+@dataclass(frozen=True)
+class EnCti:
+    """A counterexample to induction on a finite network (any network z3 chose: its
+    machines, buffers, snapshots and messages), replayed concretely: a state
+    satisfying the layer's invariant (it need not be reachable), a step, the state
+    after, and the obligations the step breaks."""
+
+    layer: str
+    kind: str  #: "step", "state", "initiation" or "completion"
+    check: str  #: the action, or the state obligation
+    broken: tuple[str, ...]
+    net: Net
+    before: Reality
+    step: Step | None
+    after: Reality | None
+    prophecy: Prophecy | None
+    functions: tuple[str, ...] = ()  #: the application's values z3 chose, as asked
+
+    def size(self) -> str:
+        n = self.net
+        return (
+            f"{n.machines} machine{'s' * (n.machines != 1)}, {len(n.links)} buffer"
+            f"{'s' * (len(n.links) != 1)}, {n.snapshots} snapshot{'s' * (n.snapshots != 1)}, "
+            f"{len(n.msgs)} message{'s' * (len(n.msgs) != 1)}"
+        )
+
+
+@dataclass(frozen=True)
+class EnOutcome:
+    """One question: the obligations of one action (or one state check) of one layer,
+    for every network at once."""
+
+    layer: str
+    kind: str
+    check: str
+    verdict: Literal["proved", "counterexample", "unknown", "not run"]
+    obligations: int
+    seconds: float
+    cti: EnCti | None = None
+    reason: str = ""
+    instantiations: int = 0  #: z3's quantifier instantiations for the answer
+    fragment: str = ""  #: where the question sits (see :mod:`.fragment`)
+
+
+@dataclass(frozen=True)
+class EveryNResult:
+    variant: str
+    dropped: tuple[str, ...]
+    budget: Budget
+    outcomes: tuple[EnOutcome, ...]
+    seconds: float
+
+    @property
+    def conjuncts(self) -> tuple[str, ...]:
+        return tuple(n for n in CONJUNCTS if n not in self.dropped)
+
+    def layer_verdict(self, layers: Sequence[str]) -> Verdict:
+        mine = [o for o in self.outcomes if o.layer in layers]
+        if any(o.verdict == "counterexample" for o in mine):
+            return "counterexample"
+        if not mine or any(o.verdict != "proved" for o in mine):
+            return "open"
+        return "proved"
+
+    @property
+    def lemma0(self) -> Verdict:
+        """Lemma 0: the reality layer (no prophecy)."""
+        return self.layer_verdict(("reality",))
+
+    @property
+    def lemma1(self) -> Verdict:
+        """Lemma 1: all three layers."""
+        return self.layer_verdict(("reality", "prophecy", "shadow1"))
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.lemma1
+
+    @property
+    def ctis(self) -> list[EnCti]:
+        return [o.cti for o in self.outcomes if o.cti is not None]
+
+    @property
+    def open_checks(self) -> list[EnOutcome]:
+        return [o for o in self.outcomes if o.verdict in ("unknown", "not run")]
+
+    def layer_seconds(self, layer: str) -> float:
+        return sum(o.seconds for o in self.outcomes if o.layer == layer)
