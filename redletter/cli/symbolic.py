@@ -388,6 +388,17 @@ def _every_n(
         elif verdict == "open":
             tail = " (not proved: z3 did not settle every question within the budget)"
         ui.info(f"{lemma}: {verdict}{tail}")
+    live = f"Liveness: {result.liveness}"
+    if result.liveness == "proved":
+        live = (
+            "Liveness: premises proved for every number of machines (of the ranking argument "
+            "that every started snapshot completes on a strongly connected network, under weak "
+            "fairness of receipt, for an application that can always receive; the argument "
+            "from them is on paper, docs/induction.md)"
+        )
+    elif result.liveness == "open":
+        live += " (not proved: z3 did not settle every question within the budget)"
+    ui.info(live)
     if result.verdict == "proved":
         done(Exit.OK)
     done(Exit.FAIL if result.ctis else Exit.UNKNOWN)

@@ -90,9 +90,10 @@ class InductionResult:
         mine = [o for o in self.outcomes if o.layer in layers]
         if any(o.verdict == "counterexample" for o in mine):
             return "counterexample"
-        if not mine or any(o.verdict != "proved" for o in mine):
+        if any(o.verdict != "proved" for o in mine):
             return "open"
-        return "proved"
+        # a layer that was not checked at all proves nothing
+        return "proved" if {o.layer for o in mine} == set(layers) else "open"
 
     @property
     def lemma0(self) -> Verdict:

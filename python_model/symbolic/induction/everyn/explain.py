@@ -16,6 +16,7 @@ from redletter.python_model.symbolic.induction.everyn.concrete import (
     Reality,
 )
 from redletter.python_model.symbolic.induction.everyn.invariant import CONJUNCTS, LAYERS
+from redletter.python_model.symbolic.induction.everyn.liveness import CLAIMS
 from redletter.python_model.symbolic.induction.everyn.result import (
     LAYER_TITLES,
     EnCti,
@@ -147,7 +148,7 @@ def _says(label: str) -> str:
     name = label.removeprefix("Initiation: ")
     if name in CONJUNCTS:
         return CONJUNCTS[name].says
-    return OBLIGATIONS.get(name, "")
+    return OBLIGATIONS.get(name, CLAIMS.get(name, ""))
 
 
 def cti_lines(cti: EnCti, variant: str, dropped: Sequence[str] = ()) -> list[str]:
@@ -166,6 +167,12 @@ def cti_lines(cti: EnCti, variant: str, dropped: Sequence[str] = ()) -> list[str
             f"  the snapshot whose Lemma 1 is checked: k{cti.prophecy.kappa + 1} (the prophecy is "
             "what the run will do; the state need not be reachable)"
         )
+    if cti.head is not None:
+        h = cti.head
+        what = f"the red letter k{h.j + 1}" if h.letter else f"message m{h.m}"
+        out.append(f"  the head the check follows: {what} of buffer {net.chan_name((h.a, h.b))}")
+    if cti.snapshot is not None:
+        out.append(f"  the snapshot the check is about: k{cti.snapshot + 1}")
     before = world_rows(net, cti.before, cti.prophecy, cti.layer)
     width = max((len(a) for a, _ in before), default=10)
     if cti.step is None:
@@ -244,7 +251,7 @@ def result_lines(result: EveryNResult) -> list[str]:
         "snapshots and messages"
         + (f" (dropped: {', '.join(result.dropped)})" if result.dropped else ""),
     ]
-    for layer in LAYERS:
+    for layer in (*LAYERS, "liveness"):
         mine = [o for o in result.outcomes if o.layer == layer]
         if not mine:
             continue

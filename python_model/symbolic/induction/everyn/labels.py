@@ -215,11 +215,7 @@ def layer1_step_labels(
     """The reality layer's step obligations (besides the conjuncts after the step):
     ``AtMostOneRedLetter`` and the spec's ShadowStep(k) for every k."""
     out: dict[str, bool] = {
-        "AtMostOneRedLetter": all(
-            letters(b, k) <= 1
-            for b in u.bufs
-            for k in range(net.snapshots)
-        ),
+        "AtMostOneRedLetter": all(letters(b, k) <= 1 for b in u.bufs for k in range(net.snapshots)),
         "SentInOrder": all(
             x in u.sent for y in u.sent for x in range(len(net.msgs)) if net.lt(x, y)
         ),

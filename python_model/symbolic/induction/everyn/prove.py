@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from redletter.errors import InputError, InternalError
 from redletter.python_model.symbolic.induction.case import VARIANTS, variant_named
+from redletter.python_model.symbolic.induction.everyn import liveness as lv
 from redletter.python_model.symbolic.induction.everyn import obligations as ob
 from redletter.python_model.symbolic.induction.everyn.bridge import Domains, Reader, domains
 from redletter.python_model.symbolic.induction.everyn.fragment import classify
@@ -60,16 +61,16 @@ from redletter.python_model.symbolic.induction.everyn.vocab import (
     State,
     Vocabulary,
     grounded,
+    is_grounded,
 )
 from redletter.python_model.symbolic.induction.result import Budget
 from redletter.python_model.z3env import z3
 
-__all__ = ["LAYERS", "SIZES", "prove_every_n", "questions"]
+__all__ = ["LAYERS", "SIZES", "make_disjunct", "prove_every_n", "questions"]
 
-LAYERS = ("reality", "prophecy", "shadow1")
+LAYERS = ("reality", "prophecy", "shadow1", "liveness")
 
 SIZES: tuple[tuple[int, int, int], ...] = (
-    (1, 1, 1),
     (2, 1, 1),
     (2, 1, 2),
     (2, 2, 1),
@@ -81,7 +82,9 @@ SIZES: tuple[tuple[int, int, int], ...] = (
     (4, 2, 4),
 )
 """The finite networks a question is tried on, smallest first: (machines,
-snapshots, messages), each "at most" (two constants may name one element)."""
+snapshots, messages), each "at most" (two constants may name one element).  None
+has one machine: a network has a message (no sort is empty), and a message travels
+on a buffer between two machines."""
 
 Labelled = list[tuple[str, Expr]]
 
@@ -104,6 +107,8 @@ class Question:
     states: tuple[State, ...]
     disjunct: Disjunct | None = None
     uses_prophecy: bool = False
+    head: lv.Head | None = None  #: liveness: the head the question follows
+    snapshot: Expr | None = None  #: liveness: the snapshot a state question is about
 
 
 @dataclass
@@ -117,6 +122,16 @@ class _Run:
     pr: Prophecy
     t0: float = field(default_factory=time.perf_counter)
     outcomes: list[EnOutcome] = field(default_factory=list)
+    built: dict[str, list[Expr]] = field(default_factory=dict)
+
+    def memo(self, key: str, build: Callable[[], list[Expr]]) -> list[Expr]:
+        """``build()``, kept for the next question over the sorts (a question on a
+        finite network builds its own: its quantifiers expand)."""
+        if is_grounded():
+            return build()
+        if key not in self.built:
+            self.built[key] = build()
+        return self.built[key]
 
     def kept(self, names: Sequence[str]) -> list[str]:
         return [n for n in names if n not in self.dropped]
@@ -142,9 +157,8 @@ def _solver(run: _Run, units: int) -> z3.Solver:
 
 def _instantiations(s: z3.Solver) -> int:
     st = s.statistics()
-    return (
-        int(st.get_key_value("quant instantiations")) if "quant instantiations" in st.keys() else 0
-    )
+    keys = list(st.keys())
+    return int(st.get_key_value("quant instantiations")) if "quant instantiations" in keys else 0
 
 
 def _why(s: z3.Solver) -> str:
@@ -172,7 +186,6 @@ def _bounded(
     run: _Run, q: Question, sizes: Sequence[tuple[int, int, int]]
 ) -> tuple[Any, z3.Solver | None, Built | None, Domains | None]:
     """The first finite network of ``sizes`` with a counterexample."""
-    unknown = None
     for size in sizes:
         if run.remaining() <= 0:
             return z3.unknown, None, None, None
@@ -183,19 +196,20 @@ def _bounded(
         if verdict == z3.sat:
             return z3.sat, s, built, dom
         if verdict == z3.unknown:
-            unknown = s
-    return (z3.unknown if unknown is not None else z3.unsat), unknown, None, None
+            # a larger network will not be settled within the same budget either
+            return z3.unknown, s, None, None
+    return z3.unsat, None, None, None
 
 
 def _ask(run: _Run, q: Question) -> EnOutcome:
     t0 = time.perf_counter()
+    if run.remaining() <= 0 or run.stopped():
+        reason = "the wall-clock budget is spent" if run.remaining() <= 0 else ""
+        return EnOutcome(q.layer, q.kind, q.check, "not run", 0, 0.0, reason=reason)
     built = q.build()
     n = len(built.obligations)
     if not built.obligations:
         return EnOutcome(q.layer, q.kind, q.check, "proved", 0, 0.0, reason="no obligation")
-    if run.remaining() <= 0 or run.stopped():
-        reason = "the wall-clock budget is spent" if run.remaining() <= 0 else ""
-        return EnOutcome(q.layer, q.kind, q.check, "not run", n, 0.0, reason=reason)
     fragment = classify([*built.context, _goal(built.obligations)], _QUANTIFIED)
     question = [*built.context, _goal(built.obligations)]
     # 1. over the sorts, briefly
@@ -349,10 +363,17 @@ def _cti(run: _Run, q: Question, model: z3.ModelRef, built: Built, dom: Domains)
     after = rd.reality(net, q.states[1]) if len(q.states) > 1 else None
     step = rd.step(q.disjunct) if q.disjunct is not None else None
     pr = rd.prophecy(net, run.pr) if q.uses_prophecy else None
+    head = None
+    if q.head is not None:
+        h = q.head
+        head = lv.ConcreteHead(
+            rd.machine(h.a), rd.machine(h.b), rd.true(h.letter), rd.message(h.m), rd.snapshot(h.j)
+        )
+    snap = rd.snapshot(q.snapshot) if q.snapshot is not None else None
     app = rd.app()
-    cti = EnCti(q.layer, q.kind, q.check, broken, net, before, step, after, pr)
+    cti = EnCti(q.layer, q.kind, q.check, broken, net, before, step, after, pr, (), head, snap)
     replay(cti, app, run.variant, sorted(run.dropped))
-    return EnCti(q.layer, q.kind, q.check, broken, net, before, step, after, pr, tuple(app.calls))
+    return replace(cti, functions=tuple(app.calls))
 
 
 # ------------------------------------------------------------------------- the questions
@@ -363,7 +384,10 @@ def _labelled(xs: Labelled, prefix: str = "") -> Labelled:
 
 
 def _conj(run: _Run, st: State, names: Sequence[str]) -> list[Expr]:
-    return [f for _, f in formulas(run.v, st, run.pr, list(names))]
+    return run.memo(
+        f"{st.tag}:{','.join(names)}",
+        lambda: [f for _, f in formulas(run.v, st, run.pr, list(names))],
+    )
 
 
 def _forward(names: Sequence[str]) -> list[str]:
@@ -372,17 +396,20 @@ def _forward(names: Sequence[str]) -> list[str]:
 
 def questions_of(run: _Run, layers: Sequence[str]) -> list[Question]:
     v, pr = run.v, run.pr
-    ax = [f for _, f in v.rigid.axioms()]
     pre, post = v.state("pre"), v.state("post")
+
+    def axioms() -> list[Expr]:
+        return run.memo("axioms", lambda: [f for _, f in v.rigid.axioms()])
+
     reality = run.kept(REALITY)
     proph = run.kept(PROPHECY)
     out: list[Question] = []
 
     def wf(st: State) -> list[Expr]:
-        return [f for _, f in well_formed(v, st)]
+        return run.memo(f"wf:{st.tag}", lambda: [f for _, f in well_formed(v, st)])
 
     def step_base(d: Disjunct, layer: str) -> list[Expr]:
-        ctx = [*ax, *wf(pre), *_conj(run, pre, reality), *d.guard]
+        ctx = [*axioms(), *wf(pre), *_conj(run, pre, reality), *d.guard]
         ctx += [f for _, f in transition(v, d, pre, post)]
         if layer != "reality":
             ctx += [*wf(post), *_conj(run, post, reality)]
@@ -402,7 +429,7 @@ def questions_of(run: _Run, layers: Sequence[str]) -> list[Question]:
 
         def init0() -> Built:
             return Built(
-                [*ax, init(v, pre), *wf(pre)],
+                [*axioms(), init(v, pre), *wf(pre)],
                 _labelled(formulas(v, pre, pr, reality), "Initiation: "),
             )
 
@@ -418,7 +445,7 @@ def questions_of(run: _Run, layers: Sequence[str]) -> list[Question]:
             out.append(Question("reality", "step", action, step0, (pre, post), disjunct(action)))
 
         def ends0() -> Built:
-            return Built([*ax, *wf(pre), *_conj(run, pre, reality)], ob.lemma0_ends(v, pre))
+            return Built([*axioms(), *wf(pre), *_conj(run, pre, reality)], ob.lemma0_ends(v, pre))
 
         out.append(Question("reality", "state", "Lemma0EndsInSnapshotState", ends0, (pre,)))
     if "prophecy" in layers:
@@ -426,7 +453,7 @@ def questions_of(run: _Run, layers: Sequence[str]) -> list[Question]:
 
         def init1() -> Built:
             return Built(
-                [*ax, init(v, pre), *wf(pre)],
+                [*axioms(), init(v, pre), *wf(pre)],
                 _labelled(formulas(v, pre, pr, forward), "Initiation: "),
                 [pr.kappa],
             )
@@ -446,7 +473,7 @@ def questions_of(run: _Run, layers: Sequence[str]) -> list[Question]:
 
         def completion() -> Built:
             t = Terms(v, pre)
-            ctx = [*ax, *wf(pre), *_conj(run, pre, reality), *_conj(run, pre, forward)]
+            ctx = [*axioms(), *wf(pre), *_conj(run, pre, reality), *_conj(run, pre, forward)]
             ctx.append(t.complete(pr.kappa))
             return Built(ctx, formulas(v, pre, pr, at_end), [pr.kappa])
 
@@ -456,7 +483,7 @@ def questions_of(run: _Run, layers: Sequence[str]) -> list[Question]:
     if "shadow1" in layers:
 
         def state_ctx() -> list[Expr]:
-            return [*ax, *wf(pre), *_conj(run, pre, reality), *_conj(run, pre, proph)]
+            return [*axioms(), *wf(pre), *_conj(run, pre, reality), *_conj(run, pre, proph)]
 
         def starts() -> Built:
             return Built(state_ctx(), ob.lemma1_starts(v, pre, pr), [pr.kappa])
@@ -479,12 +506,46 @@ def questions_of(run: _Run, layers: Sequence[str]) -> list[Question]:
             return Built(state_ctx(), ob.lemma1_ends(v, pre, pr), [pr.kappa])
 
         out.append(Question("shadow1", "state", "Lemma1EndsInFinalState", ends, (pre,), None, True))
+    if "liveness" in layers:
+        h = lv.head(v)
+        for action in actions:
+
+            def live(action: str = action) -> Built:
+                d = disjunct(action)
+                ctx = [*step_base(d, "reality"), *wf(post), *_conj(run, post, reality)]
+                obs = ob.at_most_one_letter(v, d, pre) + lv.colours_stay(v, pre, post)
+                obs += lv.letter_stays(v, d, pre, post)
+                obs += lv.nothing_gets_ahead(v, pre, post) + lv.head_stays(h, pre, post)
+                if action in ("ReceiveApp", "ReceiveRedLetter"):
+                    obs += lv.head_taken(v, d, h, pre, post)
+                return Built(ctx, obs, [*terms(d, False), *h.consts()])
+
+            out.append(
+                Question("liveness", "step", action, live, (pre, post), disjunct(action), head=h)
+            )
+
+        def enabled() -> Built:
+            facts, obs = lv.head_enabled(
+                v, h, pre, disjunct("ReceiveApp"), disjunct("ReceiveRedLetter")
+            )
+            ctx = [*axioms(), *wf(pre), *_conj(run, pre, reality), *facts]
+            return Built(ctx, obs, h.consts())
+
+        out.append(Question("liveness", "state", "HeadEnabled", enabled, (pre,), head=h))
+        k = z3.Const("live_snapshot", v.sorts.snapshot)
+
+        def flying() -> Built:
+            facts, obs = lv.some_letter_in_flight(v, pre, k)
+            ctx = [*axioms(), *wf(pre), *_conj(run, pre, reality), *facts]
+            return Built(ctx, obs, [k])
+
+        out.append(Question("liveness", "state", "SomeLetterInFlight", flying, (pre,), snapshot=k))
     return out
 
 
 def questions(layers: Sequence[str] = LAYERS) -> int:
     """How many outcomes :func:`prove_every_n` reports (for a progress bar)."""
-    per = {"reality": 7, "prophecy": 7, "shadow1": 7}
+    per = {"reality": 7, "prophecy": 7, "shadow1": 7, "liveness": 7}
     return sum(per[x] for x in layers)
 
 

@@ -25,6 +25,7 @@ from redletter.python_model.symbolic.concrete import Msg, app_msg, red_letter
 from redletter.python_model.symbolic.induction.apps import ConcreteApp
 from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.everyn import labels as lb
+from redletter.python_model.symbolic.induction.everyn import liveness as lv
 from redletter.python_model.symbolic.induction.everyn.concrete import (
     Net,
     Prophecy,
@@ -123,18 +124,21 @@ def replay(cti: EnCti, app: ConcreteApp, variant: str, dropped: Sequence[str]) -
     forward = _names("prophecy", dropped, forward=True)
     everything = _names("prophecy", dropped)
     if cti.step is None:
+        if cti.layer == "liveness":
+            _replay_liveness(cti, app, variant, reality)
+            return
         _replay_state(cti, reality, forward, everything)
         return
     st, u = cti.step, cti.after
     assert u is not None
+    if cti.layer == "liveness":
+        _replay_liveness(cti, app, variant, reality)
+        return
     nxt = apply(net, app, variant, r, st)
     if nxt is None:
         raise _fail(cti, f"{st.text(net)} is not enabled in the state before")
     if "AtMostOneRedLetter" in cti.broken:
-        # two red letters of one snapshot in one buffer: the encoding cannot hold the
-        # state after, the interpreter can
-        if not any(letters(b, k) > 1 for b in nxt.bufs for k in range(net.snapshots)):
-            raise _fail(cti, "z3 says a buffer gets a second red letter, the interpreter does not")
+        _second_letter(cti, nxt)
         return
     if nxt != u:
         raise _fail(cti, f"{st.text(net)} leads to {nxt}, z3 says {u}")
@@ -152,6 +156,44 @@ def replay(cti: EnCti, app: ConcreteApp, variant: str, dropped: Sequence[str]) -
             _holds(cti, net, u, pr, everything, "after")
     values = all_labels(net, app, cti.layer, r, st, u, pr, dropped)
     _agree(cti, values)
+
+
+def _replay_liveness(cti: EnCti, app: ConcreteApp, variant: str, reality: list[str]) -> None:
+    net, r, h = cti.net, cti.before, cti.head
+    _holds(cti, net, r, None, reality, "before")
+    if cti.step is None:
+        if cti.check == "HeadEnabled":
+            assert h is not None
+            if not h.letter and not app.can_receive(h.b, h.a, r.loc[h.b], net.val(h.m)):
+                raise _fail(cti, "the application cannot receive the head, which the check assumes")
+            _agree(cti, lv.enabled_label(net, app, variant, r, h))
+            return
+        assert cti.snapshot is not None
+        if not lv.cut_holds(net, r, cti.snapshot):
+            raise _fail(cti, "no edge leaves the red machines, which the check assumes")
+        _agree(cti, lv.in_flight_label(net, r, cti.snapshot))
+        return
+    assert cti.after is not None and h is not None
+    nxt = apply(net, app, variant, r, cti.step)
+    if nxt is None:
+        raise _fail(cti, f"{cti.step.text(net)} is not enabled in the state before")
+    if "AtMostOneRedLetter" in cti.broken:
+        _second_letter(cti, nxt)
+        return
+    if nxt != cti.after:
+        raise _fail(cti, f"{cti.step.text(net)} leads to {nxt}, z3 says {cti.after}")
+    _holds(cti, net, cti.after, None, reality, "after")
+    values = lv.step_labels(net, app, variant, r, cti.step, cti.after, h)
+    if cti.step.action in ("ReceiveRedLetter", "StartSnapshot"):
+        values["AtMostOneRedLetter"] = True
+    _agree(cti, values)
+
+
+def _second_letter(cti: EnCti, nxt: Reality) -> None:
+    """Two red letters of one snapshot in one buffer: the encoding cannot hold the
+    state after, the interpreter can."""
+    if not any(letters(b, k) > 1 for b in nxt.bufs for k in range(cti.net.snapshots)):
+        raise _fail(cti, "z3 says a buffer gets a second red letter, the interpreter does not")
 
 
 def _agree(cti: EnCti, values: dict[str, bool]) -> None:

@@ -15,6 +15,7 @@ from redletter.python_model.symbolic.induction.everyn.concrete import (
     Step,
 )
 from redletter.python_model.symbolic.induction.everyn.invariant import CONJUNCTS
+from redletter.python_model.symbolic.induction.everyn.liveness import ConcreteHead
 from redletter.python_model.symbolic.induction.result import Budget, Verdict
 
 __all__ = ["LAYER_TITLES", "EnCti", "EnOutcome", "EveryNResult"]
@@ -23,6 +24,7 @@ LAYER_TITLES = {
     "reality": "reality (the red-letter traffic and the recording) and Lemma 0",
     "prophecy": "the prophecy of a snapshot, against reality",
     "shadow1": "the shadow network of Lemma 1",
+    "liveness": "the premises of the ranking argument that every started snapshot completes",
 }
 
 
@@ -43,6 +45,8 @@ class EnCti:
     after: Reality | None
     prophecy: Prophecy | None
     functions: tuple[str, ...] = ()  #: the application's values z3 chose, as asked
+    head: ConcreteHead | None = None  #: liveness: the head of a buffer the check follows
+    snapshot: int | None = None  #: liveness: the snapshot a state check is about
 
     def size(self) -> str:
         n = self.net
@@ -86,9 +90,10 @@ class EveryNResult:
         mine = [o for o in self.outcomes if o.layer in layers]
         if any(o.verdict == "counterexample" for o in mine):
             return "counterexample"
-        if not mine or any(o.verdict != "proved" for o in mine):
+        if any(o.verdict != "proved" for o in mine):
             return "open"
-        return "proved"
+        # a layer that was not checked at all proves nothing
+        return "proved" if {o.layer for o in mine} == set(layers) else "open"
 
     @property
     def lemma0(self) -> Verdict:
@@ -101,8 +106,17 @@ class EveryNResult:
         return self.layer_verdict(("reality", "prophecy", "shadow1"))
 
     @property
+    def liveness(self) -> Verdict:
+        """The premises of the liveness argument (``open`` when not checked)."""
+        return self.layer_verdict(("liveness",))
+
+    @property
     def verdict(self) -> Verdict:
-        return self.lemma1
+        """Both lemmas, and the liveness premises when they were checked."""
+        layers = ["reality", "prophecy", "shadow1"]
+        if any(o.layer == "liveness" for o in self.outcomes):
+            layers.append("liveness")
+        return self.layer_verdict(layers)
 
     @property
     def ctis(self) -> list[EnCti]:

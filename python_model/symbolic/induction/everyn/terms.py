@@ -10,6 +10,7 @@ from typing import Any
 
 from redletter.python_model.symbolic.induction.everyn.vocab import (
     Expr,
+    Fn,
     Rigid,
     State,
     Vocabulary,
@@ -45,10 +46,10 @@ def prophecy(v: Vocabulary) -> Prophecy:
     B = z3.BoolSort()
     return Prophecy(
         z3.Const("kappa", s.snapshot),
-        z3.Function("WS", s.message, B),
-        z3.Function("A", s.message, B),
-        z3.Function("AL", s.machine, s.machine, B),
-        z3.Function("sig", s.machine, s.local),
+        Fn(z3.Function("WS", s.message, B)),
+        Fn(z3.Function("A", s.message, B)),
+        Fn(z3.Function("AL", s.machine, s.machine, B)),
+        Fn(z3.Function("sig", s.machine, s.local)),
     )
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "exists",
     "forall",
     "grounded",
+    "is_grounded",
 ]
 
 Expr: TypeAlias = Any  # z3.ExprRef
@@ -84,6 +85,11 @@ def _vars(sort: Any, n: int, stem: str) -> list[Expr]:
 
 
 _GROUND: list[Mapping[Any, Sequence[Expr]]] = []
+
+
+def is_grounded() -> bool:
+    """Inside a :func:`grounded` block."""
+    return bool(_GROUND)
 
 
 @contextmanager
@@ -124,6 +130,34 @@ def exists(sorts: list[Any], body: Callable[..., Expr], stem: str = "w") -> Expr
     return z3.Exists(xs, body(*xs))
 
 
+class Fn:
+    """A z3 function symbol, applied without the Python bindings' per-call checks
+    (their sort checks cost most of the time of building a question; the arguments
+    here are always terms of the right sorts)."""
+
+    __slots__ = ("ctx", "decl", "wrap")
+
+    def __init__(self, decl: Any) -> None:
+        self.decl = decl
+        self.ctx = decl.ctx
+        self.wrap = z3.BoolRef if decl.range().kind() == z3.Z3_BOOL_SORT else z3.ExprRef
+
+    def __call__(self, *args: Expr) -> Expr:
+        arr = (z3.Ast * len(args))()
+        for i, a in enumerate(args):
+            arr[i] = a.as_ast()
+        return self.wrap(
+            z3.Z3_mk_app(self.ctx.ref(), self.decl.as_func_decl(), len(args), arr), self.ctx
+        )
+
+    def name(self) -> str:
+        return str(self.decl.name())
+
+
+def _fn(name: str, *sorts: Any) -> Fn:
+    return Fn(z3.Function(name, *sorts))
+
+
 class Rigid:
     """The symbols no step changes: the network, the messages' buffers, values and
     order, the starters, and the application's operators."""
@@ -132,20 +166,20 @@ class Rigid:
         M, K, Msg, L, V, E = s.machine, s.snapshot, s.message, s.local, s.value, s.event
         B = z3.BoolSort()
         self.s = s
-        self.link = z3.Function("link", M, M, B)
-        self.src = z3.Function("src", Msg, M)
-        self.dst = z3.Function("dst", Msg, M)
-        self.val = z3.Function("val", Msg, V)
-        self.lt = z3.Function("lt", Msg, Msg, B)
-        self.starter = z3.Function("starter", K, M, B)
+        self.link = _fn("link", M, M, B)
+        self.src = _fn("src", Msg, M)
+        self.dst = _fn("dst", Msg, M)
+        self.val = _fn("val", Msg, V)
+        self.lt = _fn("lt", Msg, Msg, B)
+        self.starter = _fn("starter", K, M, B)
         # the application (EWD 864's machines' own actions), uninterpreted
-        self.sendable = z3.Function("AppSendable", M, M, L, V, B)
-        self.after_send = z3.Function("AppAfterSend", M, M, L, V, L)
-        self.events = z3.Function("AppEvents", M, L, E, B)
-        self.after_event = z3.Function("AppAfterEvent", M, L, E, L)
-        self.can_receive = z3.Function("AppCanReceive", M, M, L, V, B)
-        self.after_receive = z3.Function("AppAfterReceive", M, M, L, V, L)
-        self.may_start = z3.Function("AppMayStart", M, K, L, B)
+        self.sendable = _fn("AppSendable", M, M, L, V, B)
+        self.after_send = _fn("AppAfterSend", M, M, L, V, L)
+        self.events = _fn("AppEvents", M, L, E, B)
+        self.after_event = _fn("AppAfterEvent", M, L, E, L)
+        self.can_receive = _fn("AppCanReceive", M, M, L, V, B)
+        self.after_receive = _fn("AppAfterReceive", M, M, L, V, L)
+        self.may_start = _fn("AppMayStart", M, K, L, B)
 
     def same_chan(self, x: Expr, y: Expr) -> Expr:
         """x and y are messages of the same buffer."""
@@ -216,7 +250,7 @@ class State:
         for name, (args, res) in STATE_SYMBOLS.items():
             dom = [getattr(s, a) for a in args]
             rng = z3.BoolSort() if res == "bool" else getattr(s, res)
-            self.fns[name] = z3.Function(f"{name}@{tag}", *dom, rng)
+            self.fns[name] = _fn(f"{name}@{tag}", *dom, rng)
 
     def __getattr__(self, name: str) -> Any:
         fns = self.__dict__.get("fns", {})
