@@ -331,7 +331,8 @@ def test_the_command_prints_a_bug_class_counterexample_and_draws_its_run(tmp_pat
     assert lines[-3:] == [
         "Lemma 0: counterexample",
         "Lemma 1: counterexample",
-        "Liveness: open",
+        "Liveness: open (not checked: the run stopped at the first counterexample; "
+        "--keep-going checks it)",
     ]
 
 
@@ -362,3 +363,21 @@ def test_the_command_lists_the_every_n_conjuncts() -> None:
     assert out.splitlines()[0] == "Conjuncts for every N (--drop NAME):"
     for name in (*CONJUNCTS, *VARIANTS):
         assert name in out
+
+
+def test_the_check_summary_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``redletter check``'s line (the proof itself is the slow test's): one line, and
+    False unless everything is proved."""
+    import redletter.python_model.symbolic.induction.everyn as everyn
+    from redletter.cli.symbolic import every_n_summary
+
+    real = everyn.prove_every_n(layers=("liveness",))
+    monkeypatch.setattr(everyn, "prove_every_n", lambda **kw: real)
+    assert every_n_summary() is False  # the lemmas' layers were not checked
+    assert capsys.readouterr().out.splitlines() == [
+        "Induction for every N (redletter symbolic induction --every-n): Lemma 0 OPEN, "
+        f"Lemma 1 OPEN, liveness premises proved (7 questions, {real.seconds:.1f} s); run "
+        "the command for the details"
+    ]

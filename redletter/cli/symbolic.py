@@ -380,13 +380,16 @@ def _every_n(
     if result.ctis and name != "correct" and not dropped:
         _witness(result.ctis[0], name, diagram)
     ui.lines(result_lines(result))
-    for lemma, verdict in (("Lemma 0", result.lemma0), ("Lemma 1", result.lemma1)):
+    for lemma, verdict, layers in (
+        ("Lemma 0", result.lemma0, ("reality",)),
+        ("Lemma 1", result.lemma1, ("reality", "prophecy", "shadow1")),
+    ):
         tail = ""
         if verdict == "proved":
             tail = f" for every number of machines ({EVERY_N_SCOPE}"
             tail += "; for every snapshot that completes)" if lemma == "Lemma 1" else ")"
         elif verdict == "open":
-            tail = " (not proved: z3 did not settle every question within the budget)"
+            tail = _why_open(result, layers)
         ui.info(f"{lemma}: {verdict}{tail}")
     live = f"Liveness: {result.liveness}"
     if result.liveness == "proved":
@@ -397,11 +400,43 @@ def _every_n(
             "from them is on paper, docs/induction.md)"
         )
     elif result.liveness == "open":
-        live += " (not proved: z3 did not settle every question within the budget)"
+        live += _why_open(result, ("liveness",))
     ui.info(live)
     if result.verdict == "proved":
         done(Exit.OK)
     done(Exit.FAIL if result.ctis else Exit.UNKNOWN)
+
+
+def _why_open(result: Any, layers: tuple[str, ...]) -> str:
+    """Why a verdict is open: z3 did not settle a question, the budget ran out, or the
+    questions were not asked (the run stopped at a counterexample)."""
+    mine = [o for o in result.outcomes if o.layer in layers and o.verdict != "proved"]
+    if any(o.verdict == "unknown" for o in mine):
+        return " (not proved: z3 did not settle every question within the budget)"
+    if any(o.reason for o in mine):
+        return f" (not proved: {mine[0].reason})"
+    return " (not checked: the run stopped at the first counterexample; --keep-going checks it)"
+
+
+def every_n_summary() -> bool:
+    """``redletter check``'s line on the proof for every N (the default budget): True
+    when both lemmas and the liveness premises are proved."""
+    from redletter.cli.live import status
+    from redletter.python_model.symbolic.induction.everyn import prove_every_n
+
+    with status("EWD 864's lemmas by induction for every N") as update:
+        result = prove_every_n(
+            on_outcome=lambda o: update(f"every-N induction: {o.layer} {o.check}")
+        )
+    ok = result.verdict == "proved"
+    words = {"proved": "proved", "counterexample": "COUNTEREXAMPLE", "open": "OPEN"}
+    ui.info(
+        f"Induction for every N (redletter symbolic induction --every-n): Lemma 0 "
+        f"{words[result.lemma0]}, Lemma 1 {words[result.lemma1]}, liveness premises "
+        f"{words[result.liveness]} ({len(result.outcomes)} questions, {result.seconds:.1f} s)"
+        + ("" if ok else "; run the command for the details")
+    )
+    return ok
 
 
 def _witness(cti: Any, variant: str, diagram: Path | None) -> None:
@@ -426,7 +461,11 @@ def _witness(cti: Any, variant: str, diagram: Path | None) -> None:
         "tokens a machine, one-token messages, any machine a starter; found by breadth-first "
         f"search among {w.explored} states of the same interpreter):"
     ]
-    lines += [f"  {t}. {st.text(net)}" for t, st in enumerate(w.steps, start=1)]
+
+    def tokens(v: int) -> str:
+        return f"{v} token{'s' * (v != 1)}"
+
+    lines += [f"  {t}. {st.text(net, tokens)}" for t, st in enumerate(w.steps, start=1)]
     where = "its last step" if w.kappa is None else f"the run, once k{w.kappa + 1} completes,"
     lines.append(f"  {where} breaks: {', '.join(w.broken)}")
     ui.lines(lines)

@@ -19,7 +19,7 @@ encoding does (a run's messages are numbered in the order they are sent).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -142,15 +142,17 @@ class Step:
         assert self.p is not None
         return self.p
 
-    def text(self, net: Net) -> str:
+    def text(self, net: Net, value: Callable[[int], str] = lambda v: f"value v{v}") -> str:
+        """The step in words (``value`` names a message's value: ``value v0``, an
+        element z3 chose, by default)."""
         if self.action == "SendApp":
             assert self.m is not None
             where = net.chan_name(net.chan(self.m))
-            return f"SendApp({where}) of message m{self.m} (value v{net.val(self.m)})"
+            return f"SendApp({where}) of message m{self.m} ({value(net.val(self.m))})"
         if self.action == "ReceiveApp":
             assert self.m is not None
             where = net.chan_name(net.chan(self.m))
-            return f"ReceiveApp({where}) of message m{self.m} (value v{net.val(self.m)})"
+            return f"ReceiveApp({where}) of message m{self.m} ({value(net.val(self.m))})"
         if self.action == "ReceiveRedLetter":
             assert self.p is not None and self.q is not None and self.k is not None
             return (

@@ -22,8 +22,9 @@ from redletter.python_model.symbolic.induction.everyn.result import (
     EnCti,
     EveryNResult,
 )
+from redletter.python_model.symbolic.induction.result import Budget
 
-__all__ = ["OBLIGATIONS", "cti_lines", "net_lines", "result_lines", "world_rows"]
+__all__ = ["OBLIGATIONS", "budget_words", "cti_lines", "net_lines", "result_lines", "world_rows"]
 
 OBLIGATIONS: dict[str, str] = {
     "AtMostOneRedLetter": "a buffer carries at most one red letter of each snapshot",
@@ -227,7 +228,11 @@ def _why_needed(cti: EnCti, dropped: Sequence[str]) -> list[str]:
 
 
 def _budget(result: EveryNResult) -> str:
-    b = result.budget
+    return budget_words(result.budget)
+
+
+def budget_words(b: Budget) -> str:
+    """The every-N budget in words."""
     return (
         f"{b.call_units / 1e6:g}M z3 resource units per solver call ({b.probe_units / 1e6:g}M "
         "for the first try over the sorts and for each small network), "
