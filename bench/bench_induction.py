@@ -194,59 +194,49 @@ def run_every_n(repeat: int, budget: Budget) -> list[str]:
     return lines
 
 
-def run_every_n_drops(budget: Budget) -> list[str]:
+def run_every_n_ctis(kind: str, budget: Budget) -> list[str]:
+    """One row per dropped conjunct (``kind`` "drops") or per bug class ("variants"):
+    the first counterexample to induction, its network, and for a bug class a run
+    from Init on that network that breaks the same layer."""
     from redletter.python_model.symbolic.induction.everyn import CONJUNCTS as EN
     from redletter.python_model.symbolic.induction.everyn import prove_every_n
+    from redletter.python_model.symbolic.induction.everyn.witness import reachable_violation
 
-    lines = [
-        "Each conjunct of the every-N invariant dropped in turn: the first counterexample "
-        "to induction (on the smallest network z3 finds it).",
-        "",
-        "| dropped | layer | Lemma 0 | Lemma 1 | first counterexample | network | s |",
-        "| --- | --- | --- | --- | --- | --- | ---: |",
-    ]
-    for name, conjunct in EN.items():
+    drops = kind == "drops"
+    if drops:
+        title = (
+            "Each conjunct of the every-N invariant dropped in turn: the first counterexample "
+            "to induction (on the smallest network z3 finds it)."
+        )
+        head = "| dropped | layer | Lemma 0 | Lemma 1 | first counterexample | network | s |"
+        items = [(name, c.layer) for name, c in EN.items()]
+    else:
+        title = (
+            "Each bug class for every N: the first counterexample to induction, the network "
+            "z3 chose, and a run from Init on that network that breaks the same layer (found "
+            "by breadth-first search in the interpreter)."
+        )
+        head = "| bug class | Lemma 0 | Lemma 1 | first counterexample | network | run | s |"
+        items = [(name, "") for name in VARIANTS if name != "correct"]
+    lines = [title, "", head, "| --- | --- | --- | --- | --- | --- | ---: |"]
+    for name, layer in items:
         t0 = time.perf_counter()
-        r = prove_every_n(drop=(name,), budget=budget, stop_at_first=True)
+        if drops:
+            r = prove_every_n(drop=(name,), budget=budget, stop_at_first=True)
+        else:
+            r = prove_every_n(name, budget=budget, stop_at_first=True)
         secs = time.perf_counter() - t0
         cti = r.ctis[0] if r.ctis else None
         first = f"{cti.layer}: {cti.check} breaks {', '.join(cti.broken)}" if cti else "—"
         size = cti.size() if cti else "—"
-        print(f"every-N drop {name}: {first} ({secs:.1f} s)", file=sys.stderr, flush=True)
-        lines.append(
-            f"| {name} | {conjunct.layer} | {r.lemma0} | {r.lemma1} | {first} | {size} "
-            f"| {secs:.1f} |"
-        )
-    return lines
-
-
-def run_every_n_variants(budget: Budget) -> list[str]:
-    from redletter.python_model.symbolic.induction.everyn import prove_every_n
-    from redletter.python_model.symbolic.induction.everyn.witness import reachable_violation
-
-    lines = [
-        "Each bug class for every N: the first counterexample to induction, the network z3 "
-        "chose, and a run from Init on that network that breaks the same layer (found by "
-        "breadth-first search in the interpreter).",
-        "",
-        "| bug class | Lemma 0 | Lemma 1 | first counterexample | network | run | s |",
-        "| --- | --- | --- | --- | --- | --- | ---: |",
-    ]
-    for name in VARIANTS:
-        if name == "correct":
-            continue
-        t0 = time.perf_counter()
-        r = prove_every_n(name, budget=budget, stop_at_first=True)
-        secs = time.perf_counter() - t0
-        cti = r.ctis[0] if r.ctis else None
-        first = f"{cti.layer}: {cti.check} breaks {', '.join(cti.broken)}" if cti else "—"
-        w = reachable_violation(cti.net, name) if cti is not None else None
-        run = f"{len(w.steps)} steps, breaks {', '.join(w.broken)}" if w is not None else "—"
-        print(f"every-N variant {name}: {first} ({secs:.1f} s)", file=sys.stderr, flush=True)
-        lines.append(
-            f"| {name} | {r.lemma0} | {r.lemma1} | {first} | {cti.size() if cti else '—'} "
-            f"| {run} | {secs:.1f} |"
-        )
+        print(f"every-N {kind} {name}: {first} ({secs:.1f} s)", file=sys.stderr, flush=True)
+        if drops:
+            cells = [name, layer, r.lemma0, r.lemma1, first, size]
+        else:
+            w = reachable_violation(cti.net, name) if cti is not None else None
+            run = f"{len(w.steps)} steps, breaks {', '.join(w.broken)}" if w else "—"
+            cells = [name, r.lemma0, r.lemma1, first, size, run]
+        lines.append("| " + " | ".join([*cells, f"{secs:.1f}"]) + " |")
     return lines
 
 
@@ -261,21 +251,26 @@ def every_n_main(args: argparse.Namespace, budget: Budget) -> None:
         *run_every_n(args.repeat, budget),
     ]
     if args.drops:
-        out += ["", *run_every_n_drops(budget)]
+        out += ["", *run_every_n_ctis("drops", budget)]
     if args.variants:
-        out += ["", *run_every_n_variants(budget)]
+        out += ["", *run_every_n_ctis("variants", budget)]
+    _emit(out, args, ROOT / "docs" / "induction.md", EN_BEGIN, EN_END)
+
+
+def _emit(out: list[str], args: argparse.Namespace, doc: Path, begin: str, end: str) -> None:
+    """Print the tables, write them to ``--out``, and with ``--readme`` into ``doc``
+    between its markers."""
     text = "\n".join(out) + "\n"
     print(text)
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")
     if args.readme:
-        doc = ROOT / "docs" / "induction.md"
         body = doc.read_text(encoding="utf-8")
-        if EN_BEGIN not in body or EN_END not in body:
-            raise SystemExit(f"docs/induction.md has no {EN_BEGIN} ... {EN_END} section")
-        head, rest = body.split(EN_BEGIN, 1)
-        _, tail = rest.split(EN_END, 1)
-        doc.write_text(f"{head}{EN_BEGIN}\n{text}{EN_END}{tail}", encoding="utf-8")
+        if begin not in body or end not in body:
+            raise SystemExit(f"{doc.relative_to(ROOT)} has no {begin} ... {end} section")
+        head, rest = body.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        doc.write_text(f"{head}{begin}\n{text}{end}{tail}", encoding="utf-8")
 
 
 def main() -> None:
@@ -310,18 +305,7 @@ def main() -> None:
         out += ["", *run_drops(args.drops, budget)]
     if args.variants:
         out += ["", *run_variants(budget)]
-    text = "\n".join(out) + "\n"
-    print(text)
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf-8")
-    if args.readme:
-        readme = ROOT / "docs" / "model.md"
-        body = readme.read_text(encoding="utf-8")
-        if BEGIN not in body or END not in body:
-            raise SystemExit(f"docs/model.md has no {BEGIN} ... {END} section")
-        head, rest = body.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        readme.write_text(f"{head}{BEGIN}\n{text}{END}{tail}", encoding="utf-8")
+    _emit(out, args, ROOT / "docs" / "model.md", BEGIN, END)
 
 
 if __name__ == "__main__":

@@ -63,7 +63,6 @@ def test_a_schedule_file_of_another_kind_is_refused_with_its_path(tmp_path: Path
     with pytest.raises(InputError) as info:
         read_schedule(path)
     assert info.value.message == (
-        f"{path}: not a redletter variant schedule: \"kind\" must be"
-        " 'redletter-variant-schedule/1'"
+        f"{path}: not a redletter variant schedule: \"kind\" must be 'redletter-variant-schedule/1'"
     )
     assert info.value.path == str(path)

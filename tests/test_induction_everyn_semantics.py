@@ -17,16 +17,13 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
 import pytest
 
 import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.python_model import actions
 from redletter.python_model.bugs import get as bug_class
-from redletter.python_model.state import State
-from redletter.python_model.symbolic.concrete import Msg
-from redletter.python_model.symbolic.induction.case import VARIANTS, Case
+from redletter.python_model.symbolic.induction.case import VARIANTS
 from redletter.python_model.symbolic.induction.everyn import labels as lb
 from redletter.python_model.symbolic.induction.everyn.concrete import (
     Net,
@@ -58,6 +55,7 @@ from tests.everyn_support import (
     successor_agrees,
     table_app,
 )
+from tests.induction_support import model_params, same_as_model
 
 BUGS = [v for v in VARIANTS if v != "correct"]
 
@@ -82,28 +80,6 @@ def _net(topology: str, n: int, snapshots: int, seed: int) -> Net:
 
 
 # ------------------------------------------------------------------------- the interpreters
-
-
-def _same_as_model(case: Case, r: cc.Reality, s: State) -> bool:
-    def buf(b: Sequence[Msg]) -> tuple[int, ...]:
-        return tuple(-m.snap if m.kind == "red" else m.val for m in b)
-
-    return (
-        r.local == s.local
-        and tuple(buf(b) for b in r.buf) == s.buf
-        and tuple(sum(1 << p for p in red) for red in r.red) == s.red
-        and tuple(sum(1 << c for c in rb) for rb in r.red_buf) == s.red_buf
-        and r.rec_machine == s.rec_machine
-        and r.rec_buf == s.rec_buf
-    )
-
-
-def _model_params(case: Case, st: cc.Step) -> dict[str, object]:
-    if st.action == "SendApp":
-        return {"c": list(case.chans[st.c or 0]), "m": st.m}
-    if st.action in ("ReceiveApp", "ReceiveRedLetter"):
-        return {"c": list(case.chans[st.c or 0]), "i": st.i}
-    return {"p": case.procs[st.p or 0], "k": st.k}
 
 
 FAST_NETS = [("complete", 3, 2), ("random", 3, 2)]
@@ -173,11 +149,11 @@ def test_the_interpreter_takes_the_python_models_steps(
             max_app_actions=1000,
         )
         s = actions.init_states(cfg)[0]
-        assert _same_as_model(case, forget(net, variant, states[0])[1], s)
+        assert same_as_model(case, forget(net, variant, states[0])[1], s)
         for t, st in enumerate(steps):
             step = forget_step(net, case, states[t], st)
-            s = actions.step(cfg, s, step.action, _model_params(case, step))
-            assert _same_as_model(case, forget(net, variant, states[t + 1])[1], s), (
+            s = actions.step(cfg, s, step.action, model_params(case, step))
+            assert same_as_model(case, forget(net, variant, states[t + 1])[1], s), (
                 f"seed {seed}, step {t + 1}: {st.text(net)}"
             )
             checked += 1
@@ -372,3 +348,63 @@ def test_every_bug_class_breaks_an_obligation_on_some_real_run(variant: str) -> 
         if broken:
             break
     assert broken, f"{variant}: every obligation held on every run"
+
+
+# ------------------------------------------------------------------------- vs the fixed encoding
+
+
+def test_the_encoding_takes_the_fixed_encodings_steps() -> None:
+    """Along a run on a shipped topology, the fixed-topology z3 encoding, pinned to the
+    state with identities forgotten, has exactly the successor the every-N encoding
+    and interpreter have (identities forgotten)."""
+    import z3
+
+    from redletter.python_model.symbolic.induction import concrete as fixed_cc
+    from redletter.python_model.symbolic.induction.apps import theory
+    from redletter.python_model.symbolic.induction.replay import assignment
+    from redletter.python_model.symbolic.induction.state import REALITY, fresh_state
+    from redletter.python_model.symbolic.induction.steps import disjuncts, frame
+
+    net = make_net(2, shipped("complete", 2), 2, 0)
+    states, steps = random_run(net, TOKEN, "correct", 5, steps=10)
+    case = forget(net, "correct", states[0])[0]
+    app = theory("token")
+    pre, post = fresh_state(case, "pre"), fresh_state(case, "post")
+    labels = {d.label: d for d in disjuncts(case, app, pre, "t")}
+
+    def world(r: cc.Reality) -> fixed_cc.World:
+        n, nc = len(case.procs), len(case.chans)
+        pr = fixed_cc.Prophecy((0,) * n, ((),) * nc, ((),) * nc, (False,) * nc, ((),) * nc)
+        g = fixed_cc.Ghost((0,) * n, (((), False, ()),) * nc)
+        return fixed_cc.World(r, (pr,) * case.snapshots, (g,) * case.snapshots)
+
+    def pins(s: object, r: cc.Reality) -> list[z3.ExprRef]:
+        kept = []
+        for a, b in assignment(case, s, world(r)):  # type: ignore[arg-type]
+            name = str(a).split("@")[0]
+            if name.split("_")[0] in ("ord",):
+                continue  # the order of two letters not both in the buffer is free
+            if name.split("_")[0] in REALITY:
+                kept.append(a == b)
+        return kept
+
+    for t, st in enumerate(steps):
+        before, after = (
+            forget(net, "correct", states[t])[1],
+            forget(net, "correct", states[t + 1])[1],
+        )
+        fst = forget_step(net, case, states[t], st)
+        label = {
+            "SendApp": f"SendApp({case.chan_name(fst.c or 0)})",
+            "ReceiveApp": f"ReceiveApp({case.chan_name(fst.c or 0)})",
+            "ReceiveRedLetter": f"ReceiveRedLetter({case.chan_name(fst.c or 0)}, {fst.k})",
+            "StartSnapshot": f"StartSnapshot({case.procs[fst.p or 0]}, {fst.k})",
+        }[st.action]
+        d = labels[label]
+        s = z3.Solver()
+        s.add(*pins(pre, before), *d.guard, *frame(d.upd, pre, post, REALITY))
+        if st.action == "SendApp":
+            s.add(d.value == fst.m)
+        assert s.check() == z3.sat, f"step {t + 1}: {label} disabled in the fixed encoding"
+        s.add(z3.Not(z3.And(*pins(post, after))))
+        assert s.check() == z3.unsat, f"step {t + 1}: the fixed encoding goes elsewhere"

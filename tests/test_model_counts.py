@@ -133,8 +133,10 @@ def test_graph_has_one_edge_per_generated_transition_inside_the_constraint(
     # TLC's edge lines for MCToken2 so bounded, without its stuttering self-loops
     for f in SPEC.glob("*.tla"):
         (tmp_path / f.name).write_text(f.read_text())
-    text = (SPEC / "MCToken2.cfg").read_text().replace(
-        "SPECIFICATION FairSpec", "SPECIFICATION FairSpec\nCONSTRAINT AppActionBound"
+    text = (
+        (SPEC / "MCToken2.cfg")
+        .read_text()
+        .replace("SPECIFICATION FairSpec", "SPECIFICATION FairSpec\nCONSTRAINT AppActionBound")
     )
     (tmp_path / "MCToken2.cfg").write_text(text)
     bounded = explore(load_model("MCToken2", tmp_path), graph=True)

@@ -56,7 +56,8 @@ def test_synth_two_starters() -> None:
 
 def test_bmc_says_its_proof_is_of_token_sums_in_a_bounded_system() -> None:
     res = runner.invoke(
-        symbolic_app, ["bmc", "--procs", "2", "--snapshots", "1", "--depth", "3"],
+        symbolic_app,
+        ["bmc", "--procs", "2", "--snapshots", "1", "--depth", "3"],
         standalone_mode=False,
     )
     assert res.return_value == 0, res.output

@@ -53,7 +53,6 @@ class Domains:
         """Every term of a quantified sort among ``terms`` (the step's parameters,
         kappa), and every message's buffer, is one of the domain's constants: the
         finite network is closed."""
-        s = v.sorts
         dom = self.mapping(v)
         out = []
         for t in terms:
@@ -63,7 +62,6 @@ class Domains:
         for x in self.messages:
             out.append(z3.Or([r.src(x) == c for c in self.machines]))
             out.append(z3.Or([r.dst(x) == c for c in self.machines]))
-        del s
         return out
 
 

@@ -22,6 +22,7 @@ from redletter.python_model.symbolic.induction.everyn.result import (
     EnCti,
     EveryNResult,
 )
+from redletter.python_model.symbolic.induction.explain import broken_lines, unsettled_lines
 from redletter.python_model.symbolic.induction.result import Budget
 
 __all__ = ["OBLIGATIONS", "budget_words", "cti_lines", "net_lines", "result_lines", "world_rows"]
@@ -193,10 +194,7 @@ def cti_lines(cti: EnCti, variant: str, dropped: Sequence[str] = ()) -> list[str
         ]
         out.append("  the state after (what changed):")
         out += [f"    {a:<{width}}  {b}" for a, b in changes] or ["    nothing"]
-    out.append("  broken:")
-    for label in cti.broken:
-        says = _says(label)
-        out.append(f"    {label}" + (f": {says}" if says else ""))
+    out += broken_lines(cti.broken, _says)
     out += _why_needed(cti, dropped)
     if cti.functions:
         out.append("  the application (uninterpreted functions, as z3 chose them):")
@@ -276,15 +274,4 @@ def result_lines(result: EveryNResult) -> list[str]:
     for f in fragments:
         n = sum(1 for o in result.outcomes if o.fragment == f)
         out.append(f"  fragment of {n} question{'s' * (n != 1)}: {f}")
-    skipped = [o for o in result.outcomes if o.verdict == "not run" and not o.reason]
-    if skipped:
-        out.append(
-            f"  stopped at the first counterexample: {len(skipped)} questions not asked "
-            "(--keep-going asks them)"
-        )
-    for o in result.open_checks:
-        if o in skipped:
-            continue
-        why = f": {o.reason}" if o.reason else ""
-        out.append(f"  open: {o.layer} {o.kind} {o.check} ({o.verdict}{why})")
-    return out
+    return out + unsettled_lines(result.outcomes)

@@ -18,6 +18,7 @@ and message of every network at once).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -44,36 +45,43 @@ class Conjunct:
     layer: str
     says: str
     build: Builder
-    quantifies: str  #: the sorts its variables range over, e.g. "k, p, q"
     at_completion: bool = False
 
 
-def _reality(
-    name: str, says: str, quantifies: str, body: Callable[..., Expr], sorts: str
-) -> Conjunct:
-    def build(v: Vocabulary, st: State, pr: Prophecy) -> Expr:
-        srt = [
-            {"k": v.sorts.snapshot, "p": v.sorts.machine, "m": v.sorts.message}[c] for c in sorts
-        ]
-        return forall(srt, lambda *xs: body(v, st, Terms(v, st), *xs))
+#: the sort of a conjunct's variable, by its name
+_SORT_OF = {
+    "k": "snapshot",
+    "p": "machine",
+    "q": "machine",
+    "m": "message",
+    "x": "message",
+    "y": "message",
+}
 
-    return Conjunct(name, "reality", says, build, quantifies)
+
+def _conjunct(
+    layer: str, name: str, says: str, body: Callable[..., Expr], *, at_completion: bool = False
+) -> Conjunct:
+    """A conjunct: ``body(v, state, terms, prophecy, *variables)``, universally
+    quantified over its variables, whose names give their sorts (``k`` a snapshot,
+    ``p``, ``q`` machines, ``m``, ``x``, ``y`` messages)."""
+    names = list(inspect.signature(body).parameters)[4:]
+
+    def build(v: Vocabulary, st: State, pr: Prophecy) -> Expr:
+        sorts = [getattr(v.sorts, _SORT_OF[n]) for n in names]
+        return forall(sorts, lambda *xs: body(v, st, Terms(v, st), pr, *xs))
+
+    return Conjunct(name, layer, says, build, at_completion)
+
+
+def _reality(name: str, says: str, body: Callable[..., Expr]) -> Conjunct:
+    return _conjunct("reality", name, says, body)
 
 
 def _prophecy(
-    name: str,
-    says: str,
-    quantifies: str,
-    body: Callable[..., Expr],
-    sorts: str,
-    *,
-    at_completion: bool = False,
+    name: str, says: str, body: Callable[..., Expr], *, at_completion: bool = False
 ) -> Conjunct:
-    def build(v: Vocabulary, st: State, pr: Prophecy) -> Expr:
-        srt = [{"p": v.sorts.machine, "m": v.sorts.message}[c] for c in sorts]
-        return forall(srt, lambda *xs: body(v, st, Terms(v, st), pr, *xs))
-
-    return Conjunct(name, "prophecy", says, build, quantifies, at_completion)
+    return _conjunct("prophecy", name, says, body, at_completion=at_completion)
 
 
 def _src(v: Vocabulary, x: Expr) -> Expr:
@@ -89,107 +97,84 @@ _ALL: tuple[Conjunct, ...] = (
     _reality(
         "RedLettersOnlyFromRed",
         "a buffer carries a red letter of k only if its source is red in k",
-        "k, p, q",
-        lambda v, st, t, k, p, q: z3.Implies(st.has(k, p, q), st.red(k, p)),
-        "kpp",
+        lambda v, st, t, pr, k, p, q: z3.Implies(st.has(k, p, q), st.red(k, p)),
     ),
     _reality(
         "WhiteBufferOfRedSourceHoldsLetter",
         "a buffer still white in k whose source is red in k carries its red letter of k",
-        "k, p, q",
-        lambda v, st, t, k, p, q: z3.Implies(
+        lambda v, st, t, pr, k, p, q: z3.Implies(
             z3.And(v.rigid.link(p, q), st.red(k, p), z3.Not(st.rb(k, p, q))), st.has(k, p, q)
         ),
-        "kpp",
     ),
     _reality(
         "RedBufferHoldsNoLetter",
         "a buffer red in k carries no red letter of k (its one letter was received)",
-        "k, p, q",
-        lambda v, st, t, k, p, q: z3.Implies(st.rb(k, p, q), z3.Not(st.has(k, p, q))),
-        "kpp",
+        lambda v, st, t, pr, k, p, q: z3.Implies(st.rb(k, p, q), z3.Not(st.has(k, p, q))),
     ),
     _reality(
         "RedBufferJoinsRedMachines",
         "a buffer is red in k only between two machines red in k",
-        "k, p, q",
-        lambda v, st, t, k, p, q: z3.Implies(st.rb(k, p, q), z3.And(st.red(k, p), st.red(k, q))),
-        "kpp",
+        lambda v, st, t, pr, k, p, q: z3.Implies(
+            st.rb(k, p, q), z3.And(st.red(k, p), st.red(k, q))
+        ),
     ),
     _reality(
         "WhiteMachineRecordsNothing",
         "a machine white in k has recorded nothing on its input buffers for k",
-        "k, m",
-        lambda v, st, t, k, m: z3.Implies(st.rec(k, m), st.red(k, _dst(v, m))),
-        "km",
+        lambda v, st, t, pr, k, m: z3.Implies(st.rec(k, m), st.red(k, _dst(v, m))),
     ),
     _reality(
         "RecordedWasReceived",
         "a message recorded for k has left its buffer (it was received)",
-        "k, m",
-        lambda v, st, t, k, m: z3.Implies(st.rec(k, m), st.rcvd(m)),
-        "km",
+        lambda v, st, t, pr, k, m: z3.Implies(st.rec(k, m), st.rcvd(m)),
     ),
     _reality(
         "ReceivedInSendOrder",
         "buffers are first-in-first-out: a message is received only after every "
         "message sent before it on its buffer",
-        "x, y",
-        lambda v, st, t, x, y: z3.Implies(z3.And(st.rcvd(y), v.rigid.lt(x, y)), st.rcvd(x)),
-        "mm",
+        lambda v, st, t, pr, x, y: z3.Implies(z3.And(st.rcvd(y), v.rigid.lt(x, y)), st.rcvd(x)),
     ),
     _reality(
         "RecordedInSendOrder",
         "a recorded stream lists its messages in the order they were sent",
-        "k, x, y",
-        lambda v, st, t, k, x, y: z3.Implies(
+        lambda v, st, t, pr, k, x, y: z3.Implies(
             z3.And(st.rec(k, x), st.rec(k, y), v.rigid.same_chan(x, y)),
             st.rlt(k, x, y) == v.rigid.lt(x, y),
         ),
-        "kmm",
     ),
     # ------------------------------------------------------------ the prophecy of kappa
     _prophecy(
         "ProphesiedStateRecorded",
         "a machine red in kappa recorded the state the prophecy named",
-        "p",
         lambda v, st, t, pr, p: z3.Implies(st.red(pr.kappa, p), st.rm(pr.kappa, p) == pr.sig(p)),
-        "p",
     ),
     _prophecy(
         "RedSendsNothingWhite",
         "a red machine sends nothing more while white: no message it has yet to send is "
         "prophesied white",
-        "m",
         lambda v, st, t, pr, m: z3.Implies(
             z3.And(st.red(pr.kappa, _src(v, m)), z3.Not(st.sent(m))), z3.Not(pr.ws(m))
         ),
-        "m",
     ),
     _prophecy(
         "RedReceivesNothingWhite",
         "a red machine receives nothing more while white: no message it has yet to "
         "receive is prophesied accepted while white",
-        "m",
         lambda v, st, t, pr, m: z3.Implies(
             z3.And(st.red(pr.kappa, _dst(v, m)), z3.Not(st.rcvd(m))), z3.Not(pr.acc(m))
         ),
-        "m",
     ),
     _prophecy(
         "RedReceivesNoLetterWhite",
         "a red machine receives no red letter of kappa while white from a buffer still white",
-        "p, q",
         lambda v, st, t, pr, p, q: z3.Implies(
             z3.And(st.red(pr.kappa, q), z3.Not(st.rb(pr.kappa, p, q))), z3.Not(pr.accl(p, q))
         ),
-        "pp",
     ),
     _prophecy(
         "WhiteSentIsAheadOfLetter",
         "a message in a buffer was sent while white exactly when it stands before the "
         "buffer's red letter of kappa (or the buffer has none and its source is white)",
-        "m",
         lambda v, st, t, pr, m: z3.Implies(
             t.inbuf(m),
             pr.ws(m)
@@ -199,32 +184,25 @@ _ALL: tuple[Conjunct, ...] = (
                 z3.Not(st.red(pr.kappa, _src(v, m))),
             ),
         ),
-        "m",
     ),
     _prophecy(
         "AcceptedWasSentWhite",
         "a message received while white was sent while white",
-        "m",
         lambda v, st, t, pr, m: z3.Implies(z3.And(st.rcvd(m), pr.acc(m)), pr.ws(m)),
-        "m",
     ),
     _prophecy(
         "RecordedIsProphesied",
         "a message is recorded for kappa exactly when it was received, sent while white "
         "and not accepted while white (the snapshot's stream)",
-        "m",
         lambda v, st, t, pr, m: (
             st.rec(pr.kappa, m) == z3.And(st.rcvd(m), pr.ws(m), z3.Not(pr.acc(m)))
         ),
-        "m",
     ),
     _prophecy(
         "AcceptedWhiteWasSentWhite",
         "every message accepted while white, received yet or not, was or will be sent "
         "while white (shown at kappa's completion: a fact of the prophecy alone)",
-        "m",
         lambda v, st, t, pr, m: z3.Implies(pr.acc(m), pr.ws(m)),
-        "m",
         at_completion=True,
     ),
 )

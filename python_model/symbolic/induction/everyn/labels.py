@@ -249,16 +249,26 @@ def layer1_step_labels(
     return out
 
 
+def _actor(net: Net, st: Step, g0: Shadow, g1: Shadow) -> tuple[int, bool]:
+    """The machine that acts, and whether every other machine is as it was."""
+    a = st.actor(net)
+    return a, all(g1.local[p] == g0.local[p] for p in range(net.machines) if p != a)
+
+
+def _event(app: ConcreteApp, a: int, st: Step, g0: Shadow, g1: Shadow) -> tuple[bool, bool]:
+    """An internal event: possible in ``g0``, and ``g1``'s state for it its result."""
+    assert st.e is not None
+    ok = app.events(a, g0.local[a], st.e)
+    return ok, g1.local[a] == app.after_event(a, g0.local[a], st.e)
+
+
 def _act(net: Net, app: ConcreteApp, st: Step, g0: Shadow, g1: Shadow) -> tuple[bool, bool]:
     """ActEnabled of an application action in shadow ``g0``, and whether ``g1`` is
     ActResult -- over identities: a receipt takes the head of its buffer, which must
     be the message received; a send appends a message the buffer does not hold."""
-    a = st.actor(net)
-    others = all(g1.local[p] == g0.local[p] for p in range(net.machines) if p != a)
+    a, others = _actor(net, st, g0, g1)
     if st.action == "InternalEvent":
-        assert st.e is not None
-        ok = app.events(a, g0.local[a], st.e)
-        local = g1.local[a] == app.after_event(a, g0.local[a], st.e)
+        ok, local = _event(app, a, st, g0, g1)
         same = g1.members == g0.members and g1.order() == g0.order()
         return ok, local and others and same
     assert st.m is not None
@@ -353,12 +363,9 @@ def _act1(
     net: Net, app: ConcreteApp, st: Step, g0: Shadow, g1: Shadow, pr: Prophecy
 ) -> tuple[bool, bool]:
     """The action of a red machine on Lemma 1's shadow (with its red letters)."""
-    a = st.actor(net)
-    others = all(g1.local[p] == g0.local[p] for p in range(net.machines) if p != a)
+    a, others = _actor(net, st, g0, g1)
     if st.action == "InternalEvent":
-        assert st.e is not None
-        ok = app.events(a, g0.local[a], st.e)
-        good = g1.local[a] == app.after_event(a, g0.local[a], st.e)
+        ok, good = _event(app, a, st, g0, g1)
         return ok, good and others and g1.members == g0.members and g1.letters == g0.letters
     if st.action == "ReceiveRedLetter":
         assert st.p is not None and st.q is not None

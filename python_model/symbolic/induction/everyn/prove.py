@@ -63,6 +63,8 @@ from redletter.python_model.symbolic.induction.everyn.vocab import (
     grounded,
     is_grounded,
 )
+from redletter.python_model.symbolic.induction.prove import Asking
+from redletter.python_model.symbolic.induction.prove import why_unknown as _why
 from redletter.python_model.symbolic.induction.result import Budget
 from redletter.python_model.z3env import z3
 
@@ -111,17 +113,11 @@ class Question:
     snapshot: Expr | None = None  #: liveness: the snapshot a state question is about
 
 
-@dataclass
-class _Run:
+@dataclass(kw_only=True)
+class _Run(Asking[EnOutcome]):
     v: Vocabulary
     variant: str
-    budget: Budget
-    dropped: frozenset[str]
-    stop_at_first: bool
-    on_outcome: Callable[[EnOutcome], None] | None
     pr: Prophecy
-    t0: float = field(default_factory=time.perf_counter)
-    outcomes: list[EnOutcome] = field(default_factory=list)
     built: dict[str, list[Expr]] = field(default_factory=dict)
 
     def memo(self, key: str, build: Callable[[], list[Expr]]) -> list[Expr]:
@@ -132,20 +128,6 @@ class _Run:
         if key not in self.built:
             self.built[key] = build()
         return self.built[key]
-
-    def kept(self, names: Sequence[str]) -> list[str]:
-        return [n for n in names if n not in self.dropped]
-
-    def remaining(self) -> float:
-        return self.budget.case_seconds - (time.perf_counter() - self.t0)
-
-    def stopped(self) -> bool:
-        return self.stop_at_first and any(o.verdict == "counterexample" for o in self.outcomes)
-
-    def record(self, o: EnOutcome) -> None:
-        self.outcomes.append(o)
-        if self.on_outcome is not None:
-            self.on_outcome(o)
 
 
 def _solver(run: _Run, units: int) -> z3.Solver:
@@ -161,15 +143,6 @@ def _instantiations(s: z3.Solver) -> int:
     return int(st.get_key_value("quant instantiations")) if "quant instantiations" in keys else 0
 
 
-def _why(s: z3.Solver) -> str:
-    reason = str(s.reason_unknown())
-    if reason in ("canceled", "max. resource limit exceeded"):
-        return "the per-call resource budget is spent"
-    if reason == "timeout":
-        return "the wall-clock budget is spent"
-    return reason
-
-
 def _goal(obs: Labelled) -> Expr:
     return z3.Or([z3.Not(f) for _, f in obs])
 
@@ -182,23 +155,26 @@ def _ground(run: _Run, q: Question, size: tuple[int, int, int]) -> tuple[Built, 
     return built, dom
 
 
-def _bounded(
-    run: _Run, q: Question, sizes: Sequence[tuple[int, int, int]]
-) -> tuple[Any, z3.Solver | None, Built | None, Domains | None]:
-    """The first finite network of ``sizes`` with a counterexample."""
+Found = tuple[z3.ModelRef, Built, Domains]
+"""A counterexample on a finite network: z3's model, the question, its domains."""
+
+
+def _bounded(run: _Run, q: Question, sizes: Sequence[tuple[int, int, int]]) -> Found | None:
+    """A counterexample on the first finite network of ``sizes`` that has one; None
+    when none has (or z3 does not settle one: a larger network will not be settled
+    within the same budget either)."""
     for size in sizes:
         if run.remaining() <= 0:
-            return z3.unknown, None, None, None
+            return None
         built, dom = _ground(run, q, size)
         s = _solver(run, run.budget.probe_units)
         s.add(*built.context, _goal(built.obligations))
         verdict = s.check()
         if verdict == z3.sat:
-            return z3.sat, s, built, dom
+            return s.model(), built, dom
         if verdict == z3.unknown:
-            # a larger network will not be settled within the same budget either
-            return z3.unknown, s, None, None
-    return z3.unsat, None, None, None
+            return None
+    return None
 
 
 def _ask(run: _Run, q: Question) -> EnOutcome:
@@ -207,110 +183,59 @@ def _ask(run: _Run, q: Question) -> EnOutcome:
         reason = "the wall-clock budget is spent" if run.remaining() <= 0 else ""
         return EnOutcome(q.layer, q.kind, q.check, "not run", 0, 0.0, reason=reason)
     built = q.build()
-    n = len(built.obligations)
     if not built.obligations:
         return EnOutcome(q.layer, q.kind, q.check, "proved", 0, 0.0, reason="no obligation")
-    fragment = classify([*built.context, _goal(built.obligations)], _QUANTIFIED)
     question = [*built.context, _goal(built.obligations)]
-    # 1. over the sorts, briefly
-    s = _solver(run, run.budget.probe_units)
-    s.add(*question)
-    verdict = s.check()
-    inst = _instantiations(s)
-    model_sizes: tuple[int, int, int] | None = None
-    if verdict == z3.sat:
-        model_sizes = _universe(run.v, s.model())
-    elif verdict == z3.unknown:
-        # 2. small finite networks
-        found, gs, gbuilt, gdom = _bounded(run, q, SIZES)
-        if found == z3.sat:
-            assert gs is not None and gbuilt is not None and gdom is not None
-            cti = _cti(run, q, gs.model(), gbuilt, gdom)
-            return EnOutcome(
-                q.layer,
-                q.kind,
-                q.check,
-                "counterexample",
-                n,
-                time.perf_counter() - t0,
-                cti=cti,
-                fragment=fragment,
-                instantiations=inst,
-            )
-        # 3. over the sorts, the whole budget
-        s = _solver(run, run.budget.call_units)
-        s.add(*question)
-        verdict = s.check()
-        inst = _instantiations(s)
-        if verdict == z3.sat:
-            model_sizes = _universe(run.v, s.model())
+    fragment = classify(question, _QUANTIFIED)
+    verdict, inst, why, found = _settle(run, q, question)
+
+    def outcome(verdict: str, **kw: Any) -> EnOutcome:
+        return EnOutcome(
+            q.layer,
+            q.kind,
+            q.check,
+            verdict,  # type: ignore[arg-type]
+            len(built.obligations),
+            time.perf_counter() - t0,
+            fragment=fragment,
+            instantiations=inst,
+            **kw,
+        )
+
+    if found is not None:
+        return outcome("counterexample", cti=_cti(run, q, *found))
     if verdict == z3.unsat:
         why = _vacuity(run, q, built)
-        if why:
-            return EnOutcome(
-                q.layer,
-                q.kind,
-                q.check,
-                "unknown",
-                n,
-                time.perf_counter() - t0,
-                reason=why,
-                fragment=fragment,
-                instantiations=inst,
-            )
-        return EnOutcome(
-            q.layer,
-            q.kind,
-            q.check,
-            "proved",
-            n,
-            time.perf_counter() - t0,
-            fragment=fragment,
-            instantiations=inst,
+        return outcome("unknown", reason=why) if why else outcome("proved")
+    return outcome("unknown", reason=why)
+
+
+def _settle(run: _Run, q: Question, question: list[Expr]) -> tuple[Any, int, str, Found | None]:
+    """Ask ``question`` (see the module's docstring): (z3's verdict, its quantifier
+    instantiations, why unknown, a counterexample on a finite network if found)."""
+    s = _solver(run, run.budget.probe_units)  # 1. over the sorts, briefly
+    s.add(*question)
+    verdict = s.check()
+    if verdict == z3.unknown:
+        found = _bounded(run, q, SIZES)  # 2. small finite networks
+        if found is not None:
+            return z3.sat, _instantiations(s), "", found
+        s = _solver(run, run.budget.call_units)  # 3. over the sorts, the whole budget
+        s.add(*question)
+        verdict = s.check()
+    inst = _instantiations(s)
+    if verdict != z3.sat:
+        return verdict, inst, _why(s) if verdict == z3.unknown else "", None
+    size = _universe(run.v, s.model())
+    sizes = [x for x in SIZES if all(a <= b for a, b in zip(x, size, strict=True))]
+    found = _bounded(run, q, sizes if size in sizes else [*sizes, size])
+    if found is None:
+        why = (
+            "z3 found a counterexample over the sorts but none on a finite network of "
+            f"its size {size} within the budget"
         )
-    if verdict == z3.sat:
-        assert model_sizes is not None
-        sizes = [x for x in SIZES if all(a <= b for a, b in zip(x, model_sizes, strict=True))]
-        if model_sizes not in sizes:
-            sizes.append(model_sizes)
-        found, gs, gbuilt, gdom = _bounded(run, q, sizes)
-        if found == z3.sat:
-            assert gs is not None and gbuilt is not None and gdom is not None
-            cti = _cti(run, q, gs.model(), gbuilt, gdom)
-            return EnOutcome(
-                q.layer,
-                q.kind,
-                q.check,
-                "counterexample",
-                n,
-                time.perf_counter() - t0,
-                cti=cti,
-                fragment=fragment,
-                instantiations=inst,
-            )
-        return EnOutcome(
-            q.layer,
-            q.kind,
-            q.check,
-            "unknown",
-            n,
-            time.perf_counter() - t0,
-            reason="z3 found a counterexample over the sorts but none on a finite network of "
-            f"its size {model_sizes} within the budget",
-            fragment=fragment,
-            instantiations=inst,
-        )
-    return EnOutcome(
-        q.layer,
-        q.kind,
-        q.check,
-        "unknown",
-        n,
-        time.perf_counter() - t0,
-        reason=_why(s),
-        fragment=fragment,
-        instantiations=inst,
-    )
+        return z3.unknown, inst, why, None
+    return z3.sat, inst, "", found
 
 
 _QUANTIFIED = ("Machine", "Snapshot", "Message")
@@ -570,7 +495,13 @@ def prove_every_n(
     assert variant in VARIANTS
     v = Vocabulary()
     run = _Run(
-        v, variant, budget or Budget(), frozenset(drop), stop_at_first, on_outcome, prophecy(v)
+        v=v,
+        variant=variant,
+        pr=prophecy(v),
+        budget=budget or Budget(),
+        dropped=frozenset(drop),
+        stop_at_first=stop_at_first,
+        on_outcome=on_outcome,
     )
     for q in questions_of(run, [x for x in LAYERS if x in layers]):
         run.record(_ask(run, q))

@@ -4,7 +4,6 @@ counterexamples, replayed, and a verdict per lemma."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,7 +15,7 @@ from redletter.python_model.symbolic.induction.everyn.concrete import (
 )
 from redletter.python_model.symbolic.induction.everyn.invariant import CONJUNCTS
 from redletter.python_model.symbolic.induction.everyn.liveness import ConcreteHead
-from redletter.python_model.symbolic.induction.result import Budget, Verdict
+from redletter.python_model.symbolic.induction.result import Budget, Layered, Verdict
 
 __all__ = ["LAYER_TITLES", "EnCti", "EnOutcome", "EveryNResult"]
 
@@ -75,7 +74,7 @@ class EnOutcome:
 
 
 @dataclass(frozen=True)
-class EveryNResult:
+class EveryNResult(Layered[EnOutcome]):
     variant: str
     dropped: tuple[str, ...]
     budget: Budget
@@ -85,25 +84,6 @@ class EveryNResult:
     @property
     def conjuncts(self) -> tuple[str, ...]:
         return tuple(n for n in CONJUNCTS if n not in self.dropped)
-
-    def layer_verdict(self, layers: Sequence[str]) -> Verdict:
-        mine = [o for o in self.outcomes if o.layer in layers]
-        if any(o.verdict == "counterexample" for o in mine):
-            return "counterexample"
-        if any(o.verdict != "proved" for o in mine):
-            return "open"
-        # a layer that was not checked at all proves nothing
-        return "proved" if {o.layer for o in mine} == set(layers) else "open"
-
-    @property
-    def lemma0(self) -> Verdict:
-        """Lemma 0: the reality layer (no prophecy)."""
-        return self.layer_verdict(("reality",))
-
-    @property
-    def lemma1(self) -> Verdict:
-        """Lemma 1: all three layers."""
-        return self.layer_verdict(("reality", "prophecy", "shadow1"))
 
     @property
     def liveness(self) -> Verdict:
@@ -121,10 +101,6 @@ class EveryNResult:
     @property
     def ctis(self) -> list[EnCti]:
         return [o.cti for o in self.outcomes if o.cti is not None]
-
-    @property
-    def open_checks(self) -> list[EnOutcome]:
-        return [o for o in self.outcomes if o.verdict in ("unknown", "not run")]
 
     def layer_seconds(self, layer: str) -> float:
         return sum(o.seconds for o in self.outcomes if o.layer == layer)
