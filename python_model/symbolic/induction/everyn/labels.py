@@ -28,10 +28,19 @@ from redletter.python_model.symbolic.induction.everyn.concrete import (
 )
 
 __all__ = [
+    "Shadow",
+    "complete",
     "conjunct_failures",
     "consistency_labels",
     "layer1_step_labels",
     "layer3_step_labels",
+    "lemma0_ends",
+    "prophecy_failures",
+    "reality_failures",
+    "shadow0",
+    "shadow1",
+    "shadow_step",
+    "snapshot1",
     "state_labels",
 ]
 
@@ -221,31 +230,34 @@ def layer1_step_labels(
         ),
         "ReceivedOnlyOnceSent": u.rcvd <= u.sent,
     }
-    a = st.actor(net)
-    starts = possible = copied = skip = True
-    inbuf = frozenset(m for b in r.bufs for m in messages(b))
-    initial = Shadow(
-        r.loc,
-        inbuf,
-        frozenset((x, y) for x in inbuf for y in inbuf if net.lt(x, y)),
+    each = [shadow_step(net, app, r, st, u, k) for k in range(net.snapshots)]
+    for name in ("ShadowStartsInInitialState", "WhiteActionPossible", "WhiteActionCopied"):
+        if name != "ShadowStartsInInitialState" and not _app_action(st):
+            continue
+        out[name] = all(labels[name] for labels in each)
+    out["SkipOtherwise"] = all(labels["SkipOtherwise"] for labels in each)
+    return out
+
+
+def shadow_step(
+    net: Net, app: ConcreteApp, r: Reality, st: Step, u: Reality, k: int
+) -> dict[str, bool]:
+    """The spec's ShadowStep(k) for one snapshot k, by the encoding's labels."""
+    out = dict.fromkeys(
+        ("ShadowStartsInInitialState", "WhiteActionPossible", "WhiteActionCopied", "SkipOtherwise"),
+        True,
     )
-    for k in range(net.snapshots):
-        sh0, sh1 = shadow0(net, r, k), shadow0(net, u, k)
-        if not started(r, k) and started(u, k):
-            starts &= sh1.same(initial)
-        if not in_progress(net, r, k):
-            continue
-        if not _app_action(st) or a in r.red[k]:
-            skip &= sh1.same(sh0)
-            continue
-        ok, good = _act(net, app, st, sh0, sh1)
-        possible &= ok
-        copied &= good
-    out["ShadowStartsInInitialState"] = starts
-    if _app_action(st):
-        out["WhiteActionPossible"] = possible
-        out["WhiteActionCopied"] = copied
-    out["SkipOtherwise"] = skip
+    sh0, sh1 = shadow0(net, r, k), shadow0(net, u, k)
+    if not started(r, k) and started(u, k):
+        inbuf = frozenset(m for b in r.bufs for m in messages(b))
+        order = frozenset((x, y) for x in inbuf for y in inbuf if net.lt(x, y))
+        out["ShadowStartsInInitialState"] = sh1.same(Shadow(r.loc, inbuf, order))
+    if not in_progress(net, r, k):
+        return out
+    if not _app_action(st) or st.actor(net) in r.red[k]:
+        out["SkipOtherwise"] = sh1.same(sh0)
+        return out
+    out["WhiteActionPossible"], out["WhiteActionCopied"] = _act(net, app, st, sh0, sh1)
     return out
 
 
@@ -418,18 +430,23 @@ def layer3_step_labels(
 # ------------------------------------------------------------------------- states
 
 
+def lemma0_ends(net: Net, r: Reality, k: int) -> bool:
+    """Lemma 0's shadow of k is the snapshot state (what ``Complete(k)`` asks)."""
+    recorded = frozenset(m for stream in r.rec[k] for m in stream)
+    order = frozenset(
+        (x, y) for stream in r.rec[k] for a, x in enumerate(stream) for y in stream[a + 1 :]
+    )
+    rm = tuple(x if x is not None else -1 for x in r.rm[k])
+    return shadow0(net, r, k).same(Shadow(rm, recorded, order))
+
+
 def state_labels(net: Net, r: Reality, pr: Prophecy | None) -> dict[str, bool]:
     """The state obligations (Lemma 1's only with ``pr``)."""
-    out = {"Lemma0EndsInSnapshotState": True}
-    for k in range(net.snapshots):
-        if not complete(net, r, k):
-            continue
-        recorded = frozenset(m for stream in r.rec[k] for m in stream)
-        order = frozenset(
-            (x, y) for stream in r.rec[k] for a, x in enumerate(stream) for y in stream[a + 1 :]
+    out = {
+        "Lemma0EndsInSnapshotState": all(
+            lemma0_ends(net, r, k) for k in range(net.snapshots) if complete(net, r, k)
         )
-        rm = tuple(x if x is not None else -1 for x in r.rm[k])
-        out["Lemma0EndsInSnapshotState"] &= shadow0(net, r, k).same(Shadow(rm, recorded, order))
+    }
     if pr is None:
         return out
     kappa = pr.kappa

@@ -221,8 +221,12 @@ def _track(
         if t > 0:
             st, before = id_steps[t - 1], realities[t - 1]
             for name, ok in all_labels(net, app, "reality", before, st, r, None).items():
-                if name in obs and not ok:
-                    obs[name].append("every snapshot")
+                if name == "AtMostOneRedLetter" and not ok:
+                    obs[name].append("some buffer")
+            for k in range(nk):
+                for name, ok in lb.shadow_step(net, app, before, st, r, k).items():
+                    if not ok:
+                        obs[name].append(f"Lemma 0, k{k + 1}")
         for k, pr in enumerate(prophecies):
             if t > 0:
                 labels = all_labels(net, app, "shadow1", realities[t - 1], id_steps[t - 1], r, pr)
@@ -230,8 +234,11 @@ def _track(
                     if not ok:
                         obs[name].append(f"k{k + 1}")
             for name, ok in lb.state_labels(net, r, pr).items():
-                if name in obs and not ok and (name != "Lemma0EndsInSnapshotState" or k == 0):
-                    obs[name].append(f"k{k + 1}" if name.startswith("Lemma1") else "every snapshot")
+                if name.startswith("Lemma1") and not ok:
+                    obs[name].append(f"k{k + 1}")
+        for k in range(nk):
+            if lb.complete(net, r, k) and not lb.lemma0_ends(net, r, k):
+                obs["Lemma0EndsInSnapshotState"].append(f"k{k + 1}")
         obligations.append({name: tuple(x) for name, x in obs.items()})
     for r in realities:
         f = {name: tuple(bad) for name, bad in lb.reality_failures(net, r).items()}
