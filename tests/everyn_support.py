@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import z3
 
+import redletter.python_model.symbolic.induction.everyn.obligations as ob
 from redletter.python_model.symbolic.induction.apps import ConcreteApp, TokenApp
-from redletter.python_model.symbolic.induction.everyn import obligations as ob
 from redletter.python_model.symbolic.induction.everyn.bridge import (
     Domains,
     domains,

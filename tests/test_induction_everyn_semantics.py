@@ -21,10 +21,10 @@ import random
 import pytest
 
 import redletter.python_model.symbolic.induction.concrete as cc
+import redletter.python_model.symbolic.induction.everyn.labels as lb
 from redletter.python_model import actions
 from redletter.python_model.bugs import get as bug_class
 from redletter.python_model.symbolic.induction.case import VARIANTS
-from redletter.python_model.symbolic.induction.everyn import labels as lb
 from redletter.python_model.symbolic.induction.everyn.concrete import (
     Net,
     Reality,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import redletter.python_model.symbolic.induction.everyn.labels as lb
 from redletter.python_model.symbolic.induction.case import VARIANTS
-from redletter.python_model.symbolic.induction.everyn import labels as lb
 from redletter.python_model.symbolic.induction.everyn.concrete import (
     Item,
     Net,

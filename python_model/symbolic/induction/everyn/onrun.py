@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+import redletter.python_model.symbolic.induction.everyn.labels as lb
 from redletter.python_model.config import ModelConfig
 from redletter.python_model.state import State
 from redletter.python_model.symbolic.induction.apps import ConcreteApp
-from redletter.python_model.symbolic.induction.everyn import labels as lb
 from redletter.python_model.symbolic.induction.everyn.concrete import (
     Chan,
     Item,

@@ -24,10 +24,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import redletter.python_model.symbolic.induction.everyn.liveness as lv
+import redletter.python_model.symbolic.induction.everyn.obligations as ob
 from redletter.errors import InputError, InternalError
 from redletter.python_model.symbolic.induction.case import VARIANTS, variant_named
-from redletter.python_model.symbolic.induction.everyn import liveness as lv
-from redletter.python_model.symbolic.induction.everyn import obligations as ob
 from redletter.python_model.symbolic.induction.everyn.bridge import Domains, Reader, domains
 from redletter.python_model.symbolic.induction.everyn.fragment import classify
 from redletter.python_model.symbolic.induction.everyn.invariant import (

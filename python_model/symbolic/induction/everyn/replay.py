@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import redletter.python_model.symbolic.induction.concrete as cc
+import redletter.python_model.symbolic.induction.everyn.labels as lb
+import redletter.python_model.symbolic.induction.everyn.liveness as lv
 from redletter.errors import InternalError
 from redletter.python_model.symbolic.concrete import Msg, app_msg, red_letter
 from redletter.python_model.symbolic.induction.apps import ConcreteApp
 from redletter.python_model.symbolic.induction.case import Case
-from redletter.python_model.symbolic.induction.everyn import labels as lb
-from redletter.python_model.symbolic.induction.everyn import liveness as lv
 from redletter.python_model.symbolic.induction.everyn.concrete import (
     Net,
     Prophecy,

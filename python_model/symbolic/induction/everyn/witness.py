@@ -15,8 +15,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import redletter.python_model.symbolic.induction.everyn.labels as lb
 from redletter.python_model.symbolic.induction.apps import ConcreteApp, TokenApp
-from redletter.python_model.symbolic.induction.everyn import labels as lb
 from redletter.python_model.symbolic.induction.everyn.concrete import (
     Net,
     Reality,
