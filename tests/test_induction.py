@@ -226,3 +226,8 @@ def test_the_command_refuses_an_unknown_variant() -> None:
     res = runner.invoke(symbolic_app, ["induction", "--variant", "nope"], standalone_mode=False)
     assert isinstance(res.exception, InputError)
     assert str(res.exception) == ("unknown variant 'nope'; expected one of " + ", ".join(VARIANTS))
+
+
+def test_a_layer_not_checked_proves_nothing() -> None:
+    r = prove(Case("complete", 2, 1), layers=("reality",))
+    assert (r.lemma0, r.lemma1) == ("proved", "open")

@@ -14,14 +14,11 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 
 import pytest
 import z3
 
 from redletter.python_model import actions
-from redletter.python_model.state import State
-from redletter.python_model.symbolic.concrete import Msg
 from redletter.python_model.symbolic.induction import Case
 from redletter.python_model.symbolic.induction import concrete as cc
 from redletter.python_model.symbolic.induction.apps import ConcreteApp, TokenApp, theory
@@ -45,6 +42,7 @@ from redletter.python_model.symbolic.induction.steps import (
     prophecy_relation,
 )
 from redletter.python_model.topology import Topology, build_config, complete, directed_ring, ring
+from tests.induction_support import model_params, same_as_model
 
 TOKEN = TokenApp().concrete(None)
 
@@ -97,28 +95,6 @@ def _topology(case: Case) -> Topology:
     return make[case.topology](case.machines)
 
 
-def _same(case: Case, r: cc.Reality, s: State) -> bool:
-    def buf(b: Sequence[Msg]) -> tuple[int, ...]:
-        return tuple(-m.snap if m.kind == "red" else m.val for m in b)
-
-    return (
-        r.local == s.local
-        and tuple(buf(b) for b in r.buf) == s.buf
-        and tuple(sum(1 << p for p in red) for red in r.red) == s.red
-        and tuple(sum(1 << c for c in rb) for rb in r.red_buf) == s.red_buf
-        and r.rec_machine == s.rec_machine
-        and r.rec_buf == s.rec_buf
-    )
-
-
-def _params(case: Case, st: cc.Step) -> dict[str, object]:
-    if st.action == "SendApp":
-        return {"c": list(case.chans[st.c or 0]), "m": st.m}
-    if st.action in ("ReceiveApp", "ReceiveRedLetter"):
-        return {"c": list(case.chans[st.c or 0]), "i": st.i}
-    return {"p": case.procs[st.p or 0], "k": st.k}
-
-
 @pytest.mark.parametrize("variant", list(OVERRIDES))
 @pytest.mark.parametrize(
     ("topology", "machines", "snapshots"), [("complete", 3, 2), ("directed-ring", 3, 2)]
@@ -140,10 +116,12 @@ def test_concrete_steps_are_the_python_models(
             max_app_actions=1000,
         )
         s = actions.init_states(cfg)[0]
-        assert _same(case, states[0], s), f"seed {seed}"
+        assert same_as_model(case, states[0], s), f"seed {seed}"
         for t, st in enumerate(steps):
-            s = actions.step(cfg, s, st.action, _params(case, st))
-            assert _same(case, states[t + 1], s), f"seed {seed}, step {t + 1}: {st.text(case)}"
+            s = actions.step(cfg, s, st.action, model_params(case, st))
+            assert same_as_model(case, states[t + 1], s), (
+                f"seed {seed}, step {t + 1}: {st.text(case)}"
+            )
 
 
 # ------------------------------------------------------------------------- the invariant on runs

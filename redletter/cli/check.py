@@ -65,6 +65,13 @@ def check_cmd(
             help="Cross-check each model's state graph with the Python model (same TLC run).",
         ),
     ] = True,
+    every_n: Annotated[
+        bool,
+        typer.Option(
+            "--every-n/--no-every-n",
+            help="After a whole suite: EWD 864's lemmas by induction for every N (z3).",
+        ),
+    ] = True,
     root: RootOption = None,
 ) -> None:
     """Run TLC on every model of a suite and compare with spec/manifest.json, then
@@ -92,7 +99,12 @@ def check_cmd(
     if crosscheck:
         ui.report_unmirrored([e.model for e in entries if not e.python])
     exact = all(r.exact for r in hook.results)
-    done(Exit.OK if all(r.matches for r in rows) and exact else Exit.FAIL)
+    proved = True
+    if every_n and not model and (proj.spec_dir / "ChandyLamport.tla").is_file():
+        from redletter.cli.symbolic import every_n_summary
+
+        proved = every_n_summary()
+    done(Exit.OK if all(r.matches for r in rows) and exact and proved else Exit.FAIL)
 
 
 @app.command("fetch-tlc")

@@ -187,24 +187,38 @@ def synth_cmd(
 @app.command("induction")
 def induction_cmd(
     topology: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="ring, directed-ring or complete.",
+            help="ring, directed-ring or complete (default ring).",
             callback=choice("ring", "directed-ring", "complete"),
         ),
-    ] = "ring",
-    machines: Annotated[int, typer.Option(help="Machines p1..pN.", callback=count(2))] = 3,
+    ] = None,
+    machines: Annotated[
+        int | None, typer.Option(help="Machines p1..pN (default 3).", callback=count(2))
+    ] = None,
     snapshots: Annotated[
-        int, typer.Option(help="Snapshots 1..S, concurrent, any starter.", callback=count(1))
-    ] = 1,
+        int | None,
+        typer.Option(
+            help="Snapshots 1..S, concurrent, any starter (default 1).", callback=count(1)
+        ),
+    ] = None,
     app_name: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--app",
-            help="generic (any application) or token (TokenApp).",
+            help="generic (any application, the default) or token (TokenApp).",
             callback=choice("generic", "token"),
         ),
-    ] = "generic",
+    ] = None,
+    every_n: Annotated[
+        bool,
+        typer.Option(
+            "--every-n",
+            help="Prove the lemmas for every number of machines, every directed graph, "
+            "any number of concurrent snapshots and any starters at once (no --topology, "
+            "--machines, --snapshots or --app).",
+        ),
+    ] = False,
     variant: Annotated[str, typer.Option(help="correct, or a bug class (see --list).")] = "correct",
     drop: Annotated[
         list[str] | None,
@@ -229,17 +243,48 @@ def induction_cmd(
             help="Wall-clock safety budget for the case, in seconds.", callback=seconds_option()
         ),
     ] = 3600.0,
+    diagram: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --every-n and a bug class: write the space-time diagram of a run "
+            "that breaks the lemma on the counterexample's network (SVG).",
+            callback=output_file,
+        ),
+    ] = None,
     list_: Annotated[
         bool, typer.Option("--list", help="List the conjuncts and the bug classes, and exit.")
     ] = False,
 ) -> None:
     """EWD 864's Lemma 0 and Lemma 1 by induction, unbounded in the run's length.
 
-    Checks an inductive invariant (reality; a prophecy, backwards; Lemma 1's shadow)
-    and the shadow networks' obligations, one step at a time, for a fixed topology:
-    buffers, values and runs are unbounded.  Exit 0 proved, 1 counterexample to
+    Checks an inductive invariant (reality; a prophecy; Lemma 1's shadow) and the
+    shadow networks' obligations, one step at a time: for a fixed topology, or with
+    --every-n for every number of machines, every graph and any number of snapshots.
+    Buffers, values and runs are unbounded.  Exit 0 proved, 1 counterexample to
     induction (printed), 2 open (z3 gave up within the budget).
     """
+    if every_n:
+        given = [
+            name
+            for name, value in (
+                ("--topology", topology),
+                ("--machines", machines),
+                ("--snapshots", snapshots),
+                ("--app", app_name),
+            )
+            if value is not None
+        ]
+        if given:
+            raise InputError(
+                f"--every-n proves the lemmas for every topology, number of machines and of "
+                f"snapshots, and any application at once: leave out {', '.join(given)}",
+                code="RL-INPUT-USAGE",
+            )
+        _every_n(variant, drop, keep_going, call_units, case_seconds, diagram, list_)
+    if diagram is not None:
+        raise InputError(
+            "--diagram draws a counterexample of --every-n: add --every-n", code="RL-INPUT-USAGE"
+        )
     from redletter.python_model.symbolic.induction import (
         CONJUNCTS,
         VARIANTS,
@@ -257,11 +302,17 @@ def induction_cmd(
         done(Exit.OK)
     if call_units < 1 or case_seconds <= 0:
         raise InputError("--call-units and --case-seconds must be positive", code="RL-INPUT-USAGE")
-    case = Case(topology, machines, snapshots, app_name, variant)
+    case = Case(
+        topology or "ring",
+        machines if machines is not None else 3,
+        snapshots if snapshots is not None else 1,
+        app_name or "generic",
+        variant,
+    )
     dropped = tuple(drop or ())
     budget = Budget(call_units=call_units, case_seconds=case_seconds)
     stop = not keep_going and (bool(dropped) or case.variant != "correct")
-    with _induction_progress(case) as on_outcome:
+    with _induction_progress(questions_of_case(case)) as on_outcome:
         result = prove(case, drop=dropped, budget=budget, stop_at_first=stop, on_outcome=on_outcome)
     for cti in result.ctis:
         ui.lines(cti_lines(case, cti, result.dropped))
@@ -276,6 +327,159 @@ def induction_cmd(
     if result.verdict == "proved":
         done(Exit.OK)
     done(Exit.FAIL if result.ctis else Exit.UNKNOWN)
+
+
+def questions_of_case(case: Any) -> int:
+    from redletter.python_model.symbolic.induction.prove import questions
+
+    return questions(case)
+
+
+EVERY_N_SCOPE = (
+    "every directed graph, any number of concurrent snapshots, any starters; every run, "
+    "however long, with unbounded buffers; any application"
+)
+
+
+def _every_n(
+    variant: str,
+    drop: list[str] | None,
+    keep_going: bool,
+    call_units: int,
+    case_seconds: float,
+    diagram: Path | None,
+    list_: bool,
+) -> None:
+    """``induction --every-n``: the proof over sorts."""
+    from redletter.python_model.symbolic.induction import VARIANTS, Budget, variant_named
+    from redletter.python_model.symbolic.induction.everyn import CONJUNCTS, prove_every_n, questions
+    from redletter.python_model.symbolic.induction.everyn.explain import cti_lines, result_lines
+
+    if list_:
+        ui.lines(["Conjuncts for every N (--drop NAME):"])
+        ui.lines(f"  {n:<34} [{c.layer}] {c.says}" for n, c in CONJUNCTS.items())
+        ui.lines(["Variants (--variant NAME):"])
+        ui.lines(f"  {v.name:<26} {v.bug}" for v in VARIANTS.values())
+        done(Exit.OK)
+    name = variant_named(variant).name
+    dropped = tuple(drop or ())
+    budget = Budget(call_units=call_units, case_seconds=case_seconds)
+    stop = not keep_going and (bool(dropped) or name != "correct")
+    if diagram is not None and (name == "correct" or dropped):
+        raise InputError(
+            "--diagram draws a run of a bug class: give --variant, and no --drop (a "
+            "counterexample to a weakened invariant has no run behind it)",
+            code="RL-INPUT-USAGE",
+        )
+    with _induction_progress(questions()) as on_outcome:
+        result = prove_every_n(
+            name, drop=dropped, budget=budget, stop_at_first=stop, on_outcome=on_outcome
+        )
+    for cti in result.ctis:
+        ui.lines(cti_lines(cti, result.variant, result.dropped))
+    if result.ctis and name != "correct" and not dropped:
+        _witness(result.ctis[0], name, diagram)
+    ui.lines(result_lines(result))
+    for lemma, verdict, layers in (
+        ("Lemma 0", result.lemma0, ("reality",)),
+        ("Lemma 1", result.lemma1, ("reality", "prophecy", "shadow1")),
+    ):
+        tail = ""
+        if verdict == "proved":
+            tail = f" for every number of machines ({EVERY_N_SCOPE}"
+            tail += "; for every snapshot that completes)" if lemma == "Lemma 1" else ")"
+        elif verdict == "open":
+            tail = _why_open(result, layers)
+        ui.info(f"{lemma}: {verdict}{tail}")
+    live = f"Liveness: {result.liveness}"
+    if result.liveness == "proved":
+        live = (
+            "Liveness: premises proved for every number of machines (of the ranking argument "
+            "that every started snapshot completes on a strongly connected network, under weak "
+            "fairness of receipt, for an application that can always receive; the argument "
+            "from them is on paper, docs/induction.md)"
+        )
+    elif result.liveness == "open":
+        live += _why_open(result, ("liveness",))
+    ui.info(live)
+    if result.verdict == "proved":
+        done(Exit.OK)
+    done(Exit.FAIL if result.ctis else Exit.UNKNOWN)
+
+
+def _why_open(result: Any, layers: tuple[str, ...]) -> str:
+    """Why a verdict is open: z3 did not settle a question, the budget ran out, or the
+    questions were not asked (the run stopped at a counterexample)."""
+    mine = [o for o in result.outcomes if o.layer in layers and o.verdict != "proved"]
+    if any(o.verdict == "unknown" for o in mine):
+        return " (not proved: z3 did not settle every question within the budget)"
+    if any(o.reason for o in mine):
+        return f" (not proved: {mine[0].reason})"
+    return " (not checked: the run stopped at the first counterexample; --keep-going checks it)"
+
+
+def every_n_summary() -> bool:
+    """``redletter check``'s line on the proof for every N (the default budget): True
+    when both lemmas and the liveness premises are proved."""
+    from redletter.cli.live import status
+    from redletter.python_model.symbolic.induction.everyn import prove_every_n
+
+    with status("EWD 864's lemmas by induction for every N") as update:
+        result = prove_every_n(
+            on_outcome=lambda o: update(f"every-N induction: {o.layer} {o.check}")
+        )
+    ok = result.verdict == "proved"
+    words = {"proved": "proved", "counterexample": "COUNTEREXAMPLE", "open": "OPEN"}
+    ui.info(
+        f"Induction for every N (redletter symbolic induction --every-n): Lemma 0 "
+        f"{words[result.lemma0]}, Lemma 1 {words[result.lemma1]}, liveness premises "
+        f"{words[result.liveness]} ({len(result.outcomes)} questions, {result.seconds:.1f} s)"
+        + ("" if ok else "; run the command for the details")
+    )
+    return ok
+
+
+def _witness(cti: Any, variant: str, diagram: Path | None) -> None:
+    """A run from Init on the counterexample's network that breaks an obligation of
+    the same layer, in words (and drawn, with ``--diagram``)."""
+    from redletter.python_model.symbolic.induction.everyn.witness import reachable_violation
+
+    layer = "reality" if cti.layer == "reality" else "shadow1"
+    w = reachable_violation(cti.net, variant, layer=layer)
+    if w is None:
+        ui.lines(
+            [
+                "No run from Init on that network breaks it within 20,000 states (TokenApp, "
+                "two tokens a machine, one-token messages): the counterexample to induction "
+                "is the evidence."
+            ]
+        )
+        return
+    net = w.net
+    lines = [
+        f"A run from Init on that network breaks it ({len(w.steps)} steps; TokenApp, two "
+        "tokens a machine, one-token messages, any machine a starter; found by breadth-first "
+        f"search among {w.explored} states of the same interpreter):"
+    ]
+
+    def tokens(v: int) -> str:
+        return f"{v} token{'s' * (v != 1)}"
+
+    lines += [f"  {t}. {st.text(net, tokens)}" for t, st in enumerate(w.steps, start=1)]
+    where = "its last step" if w.kappa is None else f"the run, once k{w.kappa + 1} completes,"
+    lines.append(f"  {where} breaks: {', '.join(w.broken)}")
+    ui.lines(lines)
+    if diagram is not None:
+        from redletter.render.diagram import render_svg
+        from redletter.render.everyn import everyn_diagram
+
+        title = f"{variant}: a run that breaks {', '.join(w.broken)}"
+        svg = render_svg(everyn_diagram(net, w.states, w.steps, title=title), step_width=60)
+        try:
+            diagram.write_text(svg, encoding="utf-8")
+        except OSError as e:
+            raise InputError(f"cannot write the diagram: {e.strerror}", path=str(diagram)) from e
+        ui.info(f"Diagram of the run written to {diagram} ({len(w.steps)} steps)")
 
 
 class _Progress:
@@ -309,10 +513,8 @@ class _Progress:
 
 
 class _induction_progress:
-    def __init__(self, case: Any) -> None:
-        from redletter.python_model.symbolic.induction.prove import questions
-
-        self.bar = _Progress(questions(case))
+    def __init__(self, total: int) -> None:
+        self.bar = _Progress(total)
 
     def __enter__(self) -> _Progress:
         self.bar.progress.start()

@@ -320,8 +320,34 @@ def explorer_data(
         "addedNote": added_note,
         "runLabel": run_label,
         "runCaption": run_caption,
+        "everyN": every_n_panel(pr),
         "warnings": list(drawing.warnings),
         "svg": drawing.svg,
+    }
+
+
+def every_n_panel(pr: ProofRun) -> dict[str, object]:
+    """The every-N induction's conjuncts and obligations in each state of the run
+    (computed by the model layer: :mod:`...induction.everyn.onrun`)."""
+    from redletter.python_model.symbolic.induction.everyn import CONJUNCTS
+    from redletter.python_model.symbolic.induction.everyn.explain import OBLIGATIONS
+    from redletter.python_model.symbolic.induction.everyn.onrun import STEP_OBLIGATIONS, track
+
+    t = track(pr.cfg, pr.run.states, pr.run.ids, pr.steps)
+    if not t.available:
+        return {"available": False, "why": t.why}
+    first = t.first_broken()
+    return {
+        "available": True,
+        "conjuncts": [
+            {"name": n, "layer": c.layer, "says": c.says, "fails": [list(f[n]) for f in t.failures]}
+            for n, c in CONJUNCTS.items()
+        ],
+        "obligations": [
+            {"name": n, "says": OBLIGATIONS[n], "fails": [list(o[n]) for o in t.obligations]}
+            for n in STEP_OBLIGATIONS
+        ],
+        "first": None if first is None else {"step": first[0], "name": first[1]},
     }
 
 

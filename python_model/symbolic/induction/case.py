@@ -147,11 +147,34 @@ class Case:
     snapshots: int
     app: str = "generic"
     variant: str = "correct"
+    #: the buffers of a ``digraph`` case (any directed graph, from :meth:`digraph`)
+    edges: tuple[Chan, ...] = ()
+
+    @classmethod
+    def digraph(
+        cls, machines: int, edges: tuple[Chan, ...], snapshots: int, variant: str = "correct"
+    ) -> Case:
+        """A case over any directed graph of machines ``p1..pN`` (no bound on N or on
+        the snapshots): the every-N proof replays its counterexamples here, on the
+        finite network z3 chose."""
+        return cls("digraph", machines, snapshots, "generic", variant, tuple(sorted(edges)))
 
     def __post_init__(self) -> None:
         def bad(what: str) -> InputError:
             return InputError(what, code="RL-INPUT-USAGE")
 
+        if self.topology == "digraph":
+            names = {f"p{i + 1}" for i in range(self.machines)}
+            if (
+                self.machines < 1
+                or self.snapshots < 1
+                or any(a not in names or b not in names or a == b for a, b in self.edges)
+            ):
+                raise bad(f"a digraph case needs machines p1..pN and buffers between them: {self}")
+            v = variant_named(self.variant)
+            if v.name != self.variant:
+                object.__setattr__(self, "variant", v.name)
+            return
         if self.topology not in TOPOLOGIES:
             raise bad(
                 f"--topology: unknown topology {self.topology!r}; expected one of "
@@ -182,6 +205,9 @@ class Case:
 
     @cached_property
     def _topology(self) -> Topology:
+        if self.topology == "digraph":
+            procs = tuple(f"p{i + 1}" for i in range(self.machines))
+            return Topology(procs, self.edges, f"digraph {list(self.edges)}")
         make = {"ring": ring, "directed-ring": directed_ring, "complete": complete}
         return make[self.topology](self.machines)
 

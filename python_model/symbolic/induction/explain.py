@@ -5,7 +5,8 @@ the command line prints them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.python_model.symbolic.concrete import Msg
@@ -17,7 +18,14 @@ from redletter.python_model.symbolic.induction.result import (
     InductionResult,
 )
 
-__all__ = ["OBLIGATIONS", "cti_lines", "result_lines", "world_rows"]
+__all__ = [
+    "OBLIGATIONS",
+    "broken_lines",
+    "cti_lines",
+    "result_lines",
+    "unsettled_lines",
+    "world_rows",
+]
 
 OBLIGATIONS: dict[str, str] = {
     "AtMostOneRedLetter": "a buffer carries at most one red letter of each snapshot",
@@ -150,10 +158,7 @@ def cti_lines(case: Case, cti: Cti, dropped: Sequence[str] = ()) -> list[str]:
         changes = [(a, b) for a, b in world_rows(case, cti.after, layers) if old.get(a) != b]
         out.append("  the state after (what changed):")
         out += [f"    {a:<{width}}  {b}" for a, b in changes] or ["    nothing"]
-    out.append("  broken:")
-    for label in cti.broken:
-        says = _says(label)
-        out.append(f"    {label}" + (f": {says}" if says else ""))
+    out += broken_lines(cti.broken, _says)
     out += _why_needed(case, cti, dropped)
     if cti.functions:
         out.append("  the application (uninterpreted functions, as z3 chose them):")
@@ -220,14 +225,30 @@ def result_lines(result: InductionResult) -> list[str]:
             f"  {layer:<8} {verdict:<14} {count} "
             f"({sum(o.obligations for o in asked)} obligations), {secs:.1f} s"
         )
-    skipped = [o for o in result.outcomes if o.verdict == "not run" and not o.reason]
+    return out + unsettled_lines(result.outcomes)
+
+
+def broken_lines(broken: Sequence[str], says: Callable[[str], str]) -> list[str]:
+    """What a counterexample breaks, each with what it says."""
+    out = ["  broken:"]
+    for label in broken:
+        words = says(label)
+        out.append(f"    {label}" + (f": {words}" if words else ""))
+    return out
+
+
+def unsettled_lines(outcomes: Sequence[Any]) -> list[str]:
+    """The questions not asked (the run stopped at a counterexample) and the open ones,
+    with z3's reason: the end of a summary (the every-N one's too)."""
+    out: list[str] = []
+    skipped = [o for o in outcomes if o.verdict == "not run" and not o.reason]
     if skipped:
         out.append(
             f"  stopped at the first counterexample: {len(skipped)} questions not asked "
             "(--keep-going asks them)"
         )
-    for o in result.open_checks:
-        if o in skipped:
+    for o in outcomes:
+        if o.verdict not in ("unknown", "not run") or o in skipped:
             continue
         why = f": {o.reason}" if o.reason else ""
         out.append(f"  open: {o.layer} {o.kind} {o.check} ({o.verdict}{why})")

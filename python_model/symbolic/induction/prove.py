@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeAlias
+from typing import Any, Generic, TypeAlias, TypeVar
 
 import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.errors import InputError, InternalError
@@ -72,7 +72,7 @@ from redletter.python_model.symbolic.induction.steps import (
 )
 from redletter.python_model.z3env import z3
 
-__all__ = ["decode_step", "decode_world", "prove", "questions"]
+__all__ = ["Asking", "decode_step", "decode_world", "prove", "questions", "why_unknown"]
 
 Expr: TypeAlias = Any
 Labelled: TypeAlias = list[tuple[str, Expr]]
@@ -192,17 +192,21 @@ def decode_step(case: Case, model: z3.ModelRef, d: Disjunct, pre: SymState) -> c
 ProgressFn = Callable[[Outcome], None]
 
 
-@dataclass
-class _Run:
-    case: Case
-    app: AppTheory
+A = TypeVar("A", bound=Any)
+
+
+@dataclass(kw_only=True)
+class Asking(Generic[A]):
+    """What a run of questions keeps (the fixed-topology proof's and the every-N
+    proof's): its budget, the conjuncts dropped, whether it stops at the first
+    counterexample, and the outcomes so far."""
+
     budget: Budget
     dropped: frozenset[str]
     stop_at_first: bool
-    on_outcome: ProgressFn | None
-    reads: _Reads
+    on_outcome: Callable[[A], None] | None
     t0: float = field(default_factory=time.perf_counter)
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[A] = field(default_factory=list)
 
     def kept(self, names: Sequence[str]) -> list[str]:
         return [n for n in names if n not in self.dropped]
@@ -213,10 +217,17 @@ class _Run:
     def stopped(self) -> bool:
         return self.stop_at_first and any(o.verdict == "counterexample" for o in self.outcomes)
 
-    def record(self, o: Outcome) -> None:
+    def record(self, o: A) -> None:
         self.outcomes.append(o)
         if self.on_outcome is not None:
             self.on_outcome(o)
+
+
+@dataclass(kw_only=True)
+class _Run(Asking[Outcome]):
+    case: Case
+    app: AppTheory
+    reads: _Reads
 
 
 def _check(
@@ -257,13 +268,14 @@ def _conquer(
             return z3.sat, solver, ""
         if verdict == z3.unknown:
             if last:  # one case z3 cannot settle: the question is open
-                return z3.unknown, solver, _why(solver)
+                return z3.unknown, solver, why_unknown(solver)
             lit = splits[len(cube)]
             cubes += [(*cube, z3.Not(lit)), (*cube, lit)]
     return z3.unsat, None, ""
 
 
-def _why(solver: z3.Solver) -> str:
+def why_unknown(solver: z3.Solver) -> str:
+    """Why z3 answered unknown, in the words of a verdict."""
     reason = str(solver.reason_unknown())
     if reason in ("canceled", "max. resource limit exceeded"):
         return "the per-call resource budget is spent"
@@ -493,7 +505,15 @@ def prove(
     budget = budget or Budget()
     app = theory(case.app)
     pre, post = fresh_state(case, "pre"), fresh_state(case, "post")
-    run = _Run(case, app, budget, frozenset(drop), stop_at_first, on_outcome, _Reads(pre, post))
+    run = _Run(
+        case=case,
+        app=app,
+        budget=budget,
+        dropped=frozenset(drop),
+        stop_at_first=stop_at_first,
+        on_outcome=on_outcome,
+        reads=_Reads(pre, post),
+    )
     steps = disjuncts(case, app, pre, "step")
     order = [x for x in ("reality", "prophecy", "shadow1") if x in layers]
     for layer in order:

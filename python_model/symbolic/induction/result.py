@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, Protocol, TypeVar
 
 import redletter.python_model.symbolic.induction.concrete as cc
 from redletter.python_model.symbolic.induction.case import Case
 from redletter.python_model.symbolic.induction.invariant import CONJUNCTS
 
-__all__ = ["LAYER_TITLES", "Budget", "Cti", "InductionResult", "Outcome", "Verdict"]
+__all__ = ["LAYER_TITLES", "Budget", "Cti", "InductionResult", "Layered", "Outcome", "Verdict"]
 
 Verdict = Literal["proved", "counterexample", "open"]
 
@@ -74,25 +74,32 @@ class Outcome:
     reason: str = ""
 
 
-@dataclass(frozen=True)
-class InductionResult:
-    case: Case
-    dropped: tuple[str, ...]
-    budget: Budget
-    outcomes: tuple[Outcome, ...]
-    seconds: float
-
+class _Answer(Protocol):
     @property
-    def conjuncts(self) -> tuple[str, ...]:
-        return tuple(n for n in CONJUNCTS if n not in self.dropped)
+    def layer(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+
+
+Out = TypeVar("Out", bound=_Answer)
+
+
+class Layered(Generic[Out]):
+    """The verdicts of a result whose ``outcomes`` come by layer (the fixed-topology
+    proof's and the every-N proof's)."""
+
+    outcomes: tuple[Out, ...]
 
     def layer_verdict(self, layers: Sequence[str]) -> Verdict:
         mine = [o for o in self.outcomes if o.layer in layers]
         if any(o.verdict == "counterexample" for o in mine):
             return "counterexample"
-        if not mine or any(o.verdict != "proved" for o in mine):
+        if any(o.verdict != "proved" for o in mine):
             return "open"
-        return "proved"
+        # a layer that was not checked at all proves nothing
+        return "proved" if {o.layer for o in mine} == set(layers) else "open"
 
     @property
     def lemma0(self) -> Verdict:
@@ -105,16 +112,29 @@ class InductionResult:
         return self.layer_verdict(("reality", "prophecy", "shadow1"))
 
     @property
+    def open_checks(self) -> list[Out]:
+        return [o for o in self.outcomes if o.verdict in ("unknown", "not run")]
+
+
+@dataclass(frozen=True)
+class InductionResult(Layered[Outcome]):
+    case: Case
+    dropped: tuple[str, ...]
+    budget: Budget
+    outcomes: tuple[Outcome, ...]
+    seconds: float
+
+    @property
+    def conjuncts(self) -> tuple[str, ...]:
+        return tuple(n for n in CONJUNCTS if n not in self.dropped)
+
+    @property
     def verdict(self) -> Verdict:
         return self.lemma1
 
     @property
     def ctis(self) -> list[Cti]:
         return [o.cti for o in self.outcomes if o.cti is not None]
-
-    @property
-    def open_checks(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.verdict in ("unknown", "not run")]
 
     @property
     def solver_seconds(self) -> float:

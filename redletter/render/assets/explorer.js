@@ -487,6 +487,41 @@
     box.appendChild(table(["property", "here", "in the model's cfg", "first broken", "says"], rows));
   }
 
+  // the every-N proof's conjuncts and obligations (render/explorer.py every_n_panel)
+  function showEveryN() {
+    var box = byId("rl-everyn");
+    var E = D.everyN;
+    clear(box);
+    if (!E || !E.available) {
+      box.appendChild(el("p", "rl-na", "Not available for this run: " + (E ? E.why : "")));
+      return;
+    }
+    var head = el("p");
+    if (E.first === null) {
+      head.textContent = "Every conjunct and every obligation holds in every state of this run.";
+    } else {
+      append(head, [el("strong", null, "First to break: " + E.first.name + " at "), jump(E.first.step, "step " + E.first.step)]);
+    }
+    box.appendChild(head);
+    function firstOf(fails) {
+      for (var n = 0; n < fails.length; n++) { if (fails[n].length) { return n; } }
+      return -1;
+    }
+    function rows(items, kind) {
+      return items.map(function (c) {
+        var here = c.fails[cur];
+        var cell = here.length ? mark(false, "", "broken: " + here.join(", ")) : mark(true, "holds", "");
+        var n = firstOf(c.fails);
+        var firstCell = n < 0 ? el("span", "rl-na", "never") : jump(n, "step " + n);
+        var row = [el("code", null, c.name)];
+        if (kind === "conjunct") { row.push(c.layer); }
+        return row.concat([cell, firstCell, c.says]);
+      });
+    }
+    box.appendChild(table(["conjunct", "layer", "here", "first broken", "says"], rows(E.conjuncts, "conjunct")));
+    box.appendChild(table(["obligation of the step into this state", "here", "first broken", "says"], rows(E.obligations, "obligation")));
+  }
+
   function caseCell(lemma, code) {
     return append(el("span", "rl-case"), ["(", ruleRef(lemma, code), ")"]);
   }
@@ -598,6 +633,7 @@
     showBuffers(st);
     showRecorded(st);
     showProps();
+    showEveryN();
     showLemma(0);
     showLemma(1);
     showList();
