@@ -81,8 +81,12 @@ def run_cases(args: argparse.Namespace, budget: Budget) -> list[str]:
                     case = Case(topology, machines, snapshots, app)
                     t0 = time.perf_counter()
                     r = prove(case, budget=budget)
-                    print(f"{case.name}: Lemma 0 {r.lemma0}, Lemma 1 {r.lemma1}, "
-                          f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+                    print(
+                        f"{case.name}: Lemma 0 {r.lemma0}, Lemma 1 {r.lemma1}, "
+                        f"{time.perf_counter() - t0:.0f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     for o in r.open_checks:
                         print(f"  open: {o.layer} {o.check}: {o.reason}", file=sys.stderr)
                     lines.append(_case_row(r))

@@ -80,6 +80,7 @@ __all__ = [
     "read_tlc_graph",
     "state_fields",
     "tlc_trace_length",
+    "tlc_trace_states",
 ]
 
 #: The ``cross-check`` column of a model whose manifest row says ``"python": false``.
@@ -774,11 +775,47 @@ def tlc_trace_length(trace: str) -> int:
     return len(_TRACE_STATE.findall(trace))
 
 
+def tlc_trace_states(engine: Engine[Any], trace: str) -> list[State]:
+    """The states of a safety counterexample as TLC printed it (``N: <Action ...>``,
+    then the state's ``/\\ var = value`` lines), as the engine's states."""
+    starts = [m.start() for m in _TRACE_STATE.finditer(trace)]
+    states: list[State] = []
+    for a, b in zip(starts, [*starts[1:], len(trace)], strict=True):
+        block = trace[a:b].split("\n", 1)
+        states.append(engine.from_tla(parse_state(block[1] if len(block) > 1 else "")))
+    return states
+
+
+def _tlc_trace_problem(engine: Engine[Any], trace: str) -> str | None:
+    """Why TLC's safety counterexample is not a behaviour of the Python model ending
+    at its first violation, or ``None`` when it is: it starts in an initial state,
+    each state is a successor of the one before, and only the last violates an
+    invariant.  (TLC with several workers promises a counterexample, not the shortest:
+    its length is compared with the Python model's, never its states.)"""
+    try:
+        states = tlc_trace_states(engine, trace)
+    except RedletterError as e:
+        return f"TLC's counterexample could not be read: {e.message}"
+    if not states:
+        return "TLC printed no counterexample"
+    if states[0] not in set(engine.init_states()):
+        return "TLC's counterexample does not start in an initial state of the Python model"
+    for n, (s, t) in enumerate(pairwise(states), start=2):
+        if engine.violated_invariant(s) is not None:
+            return f"TLC's counterexample violates an invariant at state {n - 1}, before its end"
+        if not any(u == t for _a, _r, u in engine.successors(s)):
+            return f"state {n} of TLC's counterexample is no successor of state {n - 1}"
+    if engine.violated_invariant(states[-1]) is None:
+        return "the last state of TLC's counterexample violates no invariant in the Python model"
+    return None
+
+
 def compare_violation(
     model: ModelConfig | Engine[Any], tlc_result: TlcResult, py: ExploreResult
 ) -> CrosscheckResult:
-    """For a model that must fail: the same violated invariant, and a Python
-    counterexample no longer than TLC's."""
+    """For a model that must fail: the same violated invariant, a Python
+    counterexample no longer than TLC's, and TLC's a behaviour of the Python model
+    (for an invariant)."""
     problems: list[str] = []
     v = py.violation
     tlc_len = tlc_trace_length(tlc_result.trace)
@@ -793,6 +830,10 @@ def compare_violation(
             f"the Python counterexample has {len(v.trace)} states, TLC's {tlc_len}:"
             " a breadth-first counterexample is never longer"
         )
+    elif v.kind == "invariant":
+        problem = _tlc_trace_problem(_as_engine(model), tlc_result.trace)
+        if problem is not None:
+            problems.append(problem)
     return CrosscheckResult(
         model=model.name,
         mode="violation",

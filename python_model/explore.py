@@ -164,13 +164,15 @@ class FairGraph:
 
 @dataclass(frozen=True)
 class WorkerReport:
-    """One partition of a parallel exploration: the states it owned and the peak
-    resident memory of its process (``peak_rss`` in bytes; 0 while the exploration was
-    small enough to run in the calling process)."""
+    """One partition of a parallel exploration: the states it owned, the peak resident
+    memory of its process (``peak_rss`` in bytes) and the processor time it used
+    (``cpu``, seconds); both 0 while the exploration was small enough to run in the
+    calling process."""
 
     worker: int
     states: int
     peak_rss: int
+    cpu: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -444,7 +444,7 @@ class _Cluster(Protocol):
     def finish(
         self, bounds: Sequence[Sequence[int]], sbase: Sequence[Sequence[int]]
     ) -> list[Part]: ...
-    def close(self, *, force: bool = False) -> list[int]: ...
+    def close(self, *, force: bool = False) -> list[tuple[int, float]]: ...
 
 
 class _InProcess:
@@ -484,8 +484,8 @@ class _InProcess:
     def finish(self, bounds: Sequence[Sequence[int]], sbase: Sequence[Sequence[int]]) -> list[Part]:
         return [p.finish(bounds, sbase) for p in self.parts]
 
-    def close(self, *, force: bool = False) -> list[int]:
-        return [0] * len(self.parts)
+    def close(self, *, force: bool = False) -> list[tuple[int, float]]:
+        return [(0, 0.0)] * len(self.parts)
 
 
 class _PeerLost(Exception):
@@ -572,7 +572,7 @@ def _worker_main(
                     out["as_keys"] = True
                 coord.send(("ok", out))
             elif op == "stop":
-                coord.send(("ok", _rss()))
+                coord.send(("ok", (_rss(), time.process_time())))
                 return
             else:
                 raise InternalError(f"worker {me}: unknown request {op!r}")
@@ -735,12 +735,13 @@ class _Processes:
         got: list[Part] = self._call([message] * len(self.conns))
         return got
 
-    def close(self, *, force: bool = False) -> list[int]:
-        """Stop the workers; their peak resident memory (bytes), when they say it."""
-        rss = [0] * len(self.procs)
+    def close(self, *, force: bool = False) -> list[tuple[int, float]]:
+        """Stop the workers; their peak resident memory (bytes) and processor time
+        (seconds), when they say them."""
+        rss = [(0, 0.0)] * len(self.procs)
         if not force and len(self.procs) == len(self.conns):
             try:
-                rss = self._call([("stop",)] * len(self.conns))
+                rss = [tuple(x) for x in self._call([("stop",)] * len(self.conns))]
             except (InternalError, EnvironmentMissing):
                 force = True
         for c in self.conns:
@@ -838,7 +839,10 @@ def explore_parallel(
     except BaseException:
         cluster.close(force=True)
         raise
-    reports = tuple(WorkerReport(w, c, r) for w, (c, r) in enumerate(zip(counts, rss, strict=True)))
+    reports = tuple(
+        WorkerReport(w, c, mem, cpu)
+        for w, (c, (mem, cpu)) in enumerate(zip(counts, rss, strict=True))
+    )
     g = assembled if isinstance(assembled, Graph) else None
     fair = assembled if isinstance(assembled, FairGraph) else None
     if graph and g is None and violation is None:
