@@ -529,6 +529,33 @@ def full_check(model: ModelConfig | Engine[Any]) -> tuple[ExploreResult, Livenes
     return explored, (live if explored.violation is None else None)
 
 
+def _reverse(adj: _Adjacency, allowed: Flags) -> tuple[array[int], array[int]]:
+    """The edges between ``allowed`` states (self-loops left out) reversed, in arrays
+    by target: the sources of ``w`` are ``src[start[w]:start[w + 1]]`` (a list per
+    state would cost a hundred bytes a state on the largest models)."""
+    start, dst = adj.start, adj.dst
+    n = len(start) - 1
+    count = array("q", bytes(8 * (n + 1)))
+    for v in range(n):
+        if allowed[v]:
+            for e in range(start[v], start[v + 1]):
+                w = dst[e]
+                if allowed[w] and w != v:
+                    count[w + 1] += 1
+    for w in range(n):
+        count[w + 1] += count[w]
+    src = array("i", bytes(4 * count[n]))
+    fill = array("q", count)
+    for v in range(n):
+        if allowed[v]:
+            for e in range(start[v], start[v + 1]):
+                w = dst[e]
+                if allowed[w] and w != v:
+                    src[fill[w]] = v
+                    fill[w] += 1
+    return count, src
+
+
 def _flag(flags: bytearray) -> Callable[[int], bool]:
     return lambda v: bool(flags[v])
 
@@ -581,18 +608,12 @@ def _check_one(
         return PropertyVerdict(prop, True, None)
     # states of the subgraph that reach a fair SCC inside it: backwards from them
     can = bytearray(in_fair)
-    rev: dict[int, list[int]] = {}
-    start, dst = adj.start, adj.dst
-    for v in range(n):
-        if allowed[v]:
-            for e in range(start[v], start[v + 1]):
-                w = dst[e]
-                if allowed[w] and w != v:
-                    rev.setdefault(w, []).append(v)
+    r_start, r_src = _reverse(adj, allowed)
     todo = deque(v for v in range(n) if can[v])
     while todo:
         w = todo.popleft()
-        for v in rev.get(w, ()):
+        for e in range(r_start[w], r_start[w + 1]):
+            v = r_src[e]
             if not can[v]:
                 can[v] = 1
                 todo.append(v)

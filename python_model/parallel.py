@@ -246,7 +246,10 @@ class _Partition:
         fps = self.fps
         total = 0
         b = -1
-        for j, s in enumerate(self.frontier):
+        frontier, self.frontier = self.frontier, []
+        for j in range(len(frontier)):
+            s = frontier[j]
+            frontier[j] = None  # each state freed once expanded (unless kept for the graph)
             i = base + j
             fs = fps[i]
             ps = i * n + me
@@ -286,7 +289,6 @@ class _Partition:
             if track:
                 enabled.append(mask)
         self.total += total
-        self.frontier = []
         batches: list[Batch] = [
             (out_fp[o], out_pfp[o], out_pid[o], out_obj[o], False) for o in range(n)
         ]
@@ -582,14 +584,31 @@ def _worker_main(
         coord.send(("error", traceback.format_exc()))
 
 
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to kill this worker when the coordinator dies (``PR_SET_PDEATHSIG``):
+    a killed coordinator leaves no worker computing a level for nobody.  Elsewhere the
+    worker still ends at its next message, when it finds the connection closed."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:  # the coordinator died before the request took effect
+        os._exit(1)
+
+
 def worker_entry(argv: Sequence[str]) -> None:
     """A worker process's entry point (``python -c``; see :class:`_Processes`):
     ``argv`` is its partition, the number of partitions, the file descriptor of its
-    connection to the coordinator and, for each other partition, ``peer=fd``."""
+    connection to the coordinator, the coordinator's process id and, for each other
+    partition, ``peer=fd``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
-    me, n, coord_fd = int(argv[0]), int(argv[1]), int(argv[2])
+    me, n, coord_fd, parent = (int(x) for x in argv[:4])
+    _die_with_parent(parent)
     peers: dict[int, Connection] = {}
-    for arg in argv[3:]:
+    for arg in argv[4:]:
         o, fd = arg.split("=")
         peers[int(o)] = Connection(int(fd))
     coord = Connection(coord_fd)
@@ -630,7 +649,7 @@ class _Processes:
                     o: pairs[(w, o)][0] if w < o else pairs[(o, w)][1] for o in range(n) if o != w
                 }
                 fds = [theirs[w].fileno(), *(sk.fileno() for sk in peers.values())]
-                argv = [str(w), str(n), str(fds[0])]
+                argv = [str(w), str(n), str(fds[0]), str(os.getpid())]
                 argv += [f"{o}={sk.fileno()}" for o, sk in peers.items()]
                 self.procs.append(
                     subprocess.Popen(
