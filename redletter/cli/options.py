@@ -27,6 +27,7 @@ T = TypeVar("T")
 __all__ = [
     "MIN_PROGRAM_SECONDS",
     "VALIDATORS",
+    "ExploreWorkersOption",
     "HostedOption",
     "ModelArg",
     "NodeOption",
@@ -35,7 +36,6 @@ __all__ = [
     "SuiteOption",
     "TimeoutOption",
     "WorkersOption",
-    "ExploreWorkersOption",
     "at_least",
     "campaign_name",
     "count",
