@@ -1012,9 +1012,16 @@ def crosscheck(
     parallel: bool = True,
     graph_only: bool = False,
     on_phase: Callable[[str], None] | None = None,
+    explore_workers: int = 1,
 ) -> CrosscheckResult:
     """Run TLC on ``model`` with the state graph dumped, then cross-check it with the
     Python model.
+
+    With ``explore_workers`` above 1 (and a model that must pass), the Python model
+    explores on that many partitions (:mod:`redletter.python_model.parallel`, the same
+    graph), in this process while TLC runs -- TLC is then the longer half and has the
+    cores -- and in worker processes from the first level after TLC has ended, when
+    the explorer has become the longer half.
 
     The dump is never written to disk: TLC writes it into a named pipe that a child
     process reads and parses while TLC runs (the label memo keeps it well ahead of
@@ -1077,8 +1084,13 @@ def crosscheck(
                 if on_phase is not None:
                     on_phase("explore")
                 t0 = time.perf_counter()
-                py = explore_for_crosscheck(
-                    engine, must_fail=must_fail and not live_fail, liveness=not graph_only
+                py = _explore_beside(
+                    engine,
+                    project.spec_dir,
+                    must_fail=must_fail and not live_fail,
+                    liveness=not graph_only,
+                    workers=explore_workers,
+                    tlc_done=pending.done,
                 )
                 explore_seconds = time.perf_counter() - t0
             result = pending.result()
@@ -1101,8 +1113,13 @@ def crosscheck(
                 rebuild = time.perf_counter() - t1
         if py is None:
             t0 = time.perf_counter()
-            py = explore_for_crosscheck(
-                engine, must_fail=must_fail and not live_fail, liveness=not graph_only
+            py = _explore_beside(
+                engine,
+                project.spec_dir,
+                must_fail=must_fail and not live_fail,
+                liveness=not graph_only,
+                workers=explore_workers,
+                tlc_done=lambda: True,
             )
             explore_seconds = time.perf_counter() - t0
         r = crosscheck_run(
@@ -1122,6 +1139,33 @@ def crosscheck(
             seconds["parse tail"] = tail
             seconds["rebuild"] = rebuild
         return replace(r, seconds=seconds)
+
+
+def _explore_beside(
+    engine: Engine[Any],
+    spec_dir: Path,
+    *,
+    must_fail: bool,
+    liveness: bool,
+    workers: int,
+    tlc_done: Callable[[], bool],
+) -> ExploreResult:
+    """The Python side of :func:`crosscheck`: :func:`explore_for_crosscheck`, or on
+    ``workers`` partitions that take worker processes once ``tlc_done()`` (a model
+    that must fail keeps the single-process explorer: its counterexample is compared,
+    and such models are small)."""
+    if workers <= 1 or must_fail:
+        return explore_for_crosscheck(engine, must_fail=must_fail, liveness=liveness)
+    from redletter.python_model.parallel import explore_parallel
+
+    return explore_parallel(
+        engine.name,
+        spec_dir,
+        workers=workers,
+        graph=True,
+        liveness=bool(engine.liveness) and liveness,
+        spawn_when=tlc_done,
+    )
 
 
 def _release_fifo(fifo: Path) -> None:

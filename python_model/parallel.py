@@ -2,11 +2,12 @@
 
 **Partitions.**  A state belongs to partition ``fp mod N``, ``fp`` its engine's
 64-bit fingerprint (:meth:`Engine.fingerprint`, the same in every process).  Each
-partition keeps what it owns compactly: the fingerprints it has seen (a set of ints,
-or a dict to its local ids when the graph is kept), and per state its fingerprint,
-its BFS parent's fingerprint and id (three 8-byte integers); the states themselves
-only while they are on its frontier (and, when the whole graph is asked for, all of
-them).  A level is one round of three steps:
+partition keeps what it owns compactly: the fingerprints it has seen (a
+:class:`FingerprintTable`, 16 to 32 bytes a state, twice that with the local ids
+the graph needs),
+and per state its fingerprint, its BFS parent's fingerprint and id (three 8-byte
+integers); the states themselves only while they are on its frontier (and, when the
+whole graph is asked for, all of them).  A level is one round of three steps:
 
 1. *expand*: each partition generates the successors of its frontier, in the order
    of their fingerprints, counting every one in ``total`` and applying the cfg's
@@ -98,7 +99,13 @@ from redletter.python_model.explore import (
     replay_fingerprints,
 )
 
-__all__ = ["SPAWN_FRONTIER", "default_workers", "explore_parallel", "worker_entry"]
+__all__ = [
+    "SPAWN_FRONTIER",
+    "FingerprintTable",
+    "default_workers",
+    "explore_parallel",
+    "worker_entry",
+]
 
 #: The frontier size from which the partitions run in processes of their own.
 SPAWN_FRONTIER: Final = 2_000
@@ -150,6 +157,67 @@ def _clash(model: str, fp: int, a: object, b: object) -> InternalError:
     )
 
 
+class FingerprintTable:
+    """A set of fingerprints, each with a local id: open addressing over arrays of
+    8-byte integers, half full at most, so 16 to 32 bytes a fingerprint once large (32
+    to 64 with the ids) where a set of Python ints takes about 70 and a dict about 110
+    -- what lets a worker hold millions of states.  Written here because the standard
+    library has no compact hash set of integers; a lookup is a few array reads
+    (fingerprints are uniform: no hashing)."""
+
+    def __init__(self, *, ids: bool) -> None:
+        self._cap = 1 << 12
+        self._keys: array[int] = array("q", bytes(8 * self._cap))
+        self._ids: array[int] | None = array("q", bytes(8 * self._cap)) if ids else None
+        self._zero = -1  #: the id of fingerprint 0 (0 marks an empty slot)
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def get(self, fp: int) -> int:
+        """The id of ``fp`` (0 without ids), or -1 when it is not in the table."""
+        if fp == 0:
+            return self._zero
+        keys, mask = self._keys, self._cap - 1
+        i = fp & mask
+        while True:
+            k = keys[i]
+            if k == fp:
+                return self._ids[i] if self._ids is not None else 0
+            if k == 0:
+                return -1
+            i = (i + 1) & mask
+
+    def add(self, fp: int, ident: int = 0) -> None:
+        """Add ``fp`` (not in the table) with its id."""
+        self._n += 1
+        if fp == 0:
+            self._zero = ident
+            return
+        if 2 * self._n > self._cap:
+            self._grow()
+        self._put(fp, ident)
+
+    def _put(self, fp: int, ident: int) -> None:
+        keys, mask = self._keys, self._cap - 1
+        i = fp & mask
+        while keys[i] != 0:
+            i = (i + 1) & mask
+        keys[i] = fp
+        if self._ids is not None:
+            self._ids[i] = ident
+
+    def _grow(self) -> None:
+        old_keys, old_ids = self._keys, self._ids
+        self._cap *= 4 if self._cap < 1 << 20 else 2
+        self._keys = array("q", bytes(8 * self._cap))
+        self._ids = array("q", bytes(8 * self._cap)) if old_ids is not None else None
+        for i, k in enumerate(old_keys):
+            if k != 0:
+                self._put(k, old_ids[i] if old_ids is not None else 0)
+
+
 class _Partition:
     """The states of one partition and the three steps of a level (module docstring)."""
 
@@ -158,7 +226,7 @@ class _Partition:
         self.fps: array[int] = array("q")
         self.parent_fp: array[int] = array("q")
         self.parent_id: array[int] = array("q")  #: packed ids: local index * n + partition
-        self.visited: set[int] | dict[int, int] = {} if opts.edges else set()
+        self.visited = FingerprintTable(ids=opts.edges)
         self.levels: list[int] = []  #: the local index each level starts at
         self.frontier: list[Any] = []
         self.total = 0
@@ -197,10 +265,7 @@ class _Partition:
         self.fps.append(fp)
         self.parent_fp.append(pfp)
         self.parent_id.append(pid)
-        if isinstance(self.visited, dict):
-            self.visited[fp] = i
-        else:
-            self.visited.add(fp)
+        self.visited.add(fp, i)
         self.frontier.append(s)
         if self.opts.keep:
             self.states.append(s)
@@ -298,11 +363,11 @@ class _Partition:
         """Step 3: the new states among the candidates of every partition (``batches``
         in partition order), sorted, the smallest parent kept; with the edges, the ids
         of every batch's candidates, for the partition that sent it."""
-        visited = self.visited
+        seen = self.visited.get
         new: dict[int, list[Any]] = {}
         for b_fp, b_pfp, b_pid, objs, as_key in batches:
             for k, fp in enumerate(b_fp):
-                if fp in visited:
+                if seen(fp) >= 0:
                     continue
                 entry = new.get(fp)
                 if entry is None:
@@ -325,9 +390,9 @@ class _Partition:
                 obj = self.cls(*obj)
             self._add(fp, pfp, pid, obj, found)
         replies: list[array[int]] = []
-        if isinstance(visited, dict):
+        if self.opts.edges:
             for b_fp, *_ in batches:
-                replies.append(array("q", [visited[fp] for fp in b_fp]))
+                replies.append(array("q", [seen(fp) for fp in b_fp]))
         return replies, found
 
     def apply(self, replies: Sequence[array[int]]) -> None:
@@ -786,6 +851,7 @@ def explore_parallel(
     liveness: bool = False,
     on_progress: Callable[[ExploreProgress], None] | None = None,
     spawn_frontier: int | None = SPAWN_FRONTIER,
+    spawn_when: Callable[[], bool] | None = None,
 ) -> ExploreResult:
     """Explore ``model`` of ``spec_dir`` on ``workers`` partitions (module docstring):
     the same distinct states, total and depth as
@@ -795,7 +861,8 @@ def explore_parallel(
     liveness check's :class:`~redletter.python_model.explore.FairGraph`
     (``ExploreResult.fair``) without the states.  The partitions move to processes of
     their own once a frontier has ``spawn_frontier`` states (0: from the first level;
-    ``None``: never)."""
+    ``None``: never) and ``spawn_when()`` says the cores are free (asked at each level:
+    the cross-check waits for TLC to end)."""
     start = time.perf_counter()
     if workers < 1:
         raise InternalError(f"explore_parallel needs at least one worker, got {workers}")
@@ -837,7 +904,12 @@ def explore_parallel(
         else:
             frontier, depth = 0, 1
         while violation is None and frontier:
-            if local is not None and spawn_frontier is not None and frontier >= spawn_frontier:
+            if (
+                local is not None
+                and spawn_frontier is not None
+                and frontier >= spawn_frontier
+                and (spawn_when is None or spawn_when())
+            ):
                 cluster = _Processes(local.parts, opts)
                 local = None
             stats = cluster.round()

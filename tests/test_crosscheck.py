@@ -19,6 +19,7 @@ from redletter.python_model.crosscheck import (
     CrosscheckHook,
     LabelReader,
     TlcGraph,
+    _explore_beside,
     compare_graphs,
     crosscheck,
     dump_args,
@@ -26,6 +27,7 @@ from redletter.python_model.crosscheck import (
     read_tlc_graph,
     tlc_trace_length,
 )
+from redletter.python_model.engines import load_engine
 from redletter.python_model.explore import ExploreResult, explore
 from redletter.python_model.state import State, to_tla
 from redletter.python_model.values import print_state
@@ -93,6 +95,21 @@ def test_mctoken2_is_exact(token2: Token2) -> None:
         "MCToken2: cross-check exact: 5462 states, 9527 states generated, 9526 edges,"
         " the same in TLC and the Python model."
     ]
+
+
+@pytest.mark.tlc
+@pytest.mark.slow
+def test_mctoken2_is_exact_with_the_parallel_explorer(token2: Token2) -> None:
+    # `redletter crosscheck`'s Python side on two partitions (worker processes from the
+    # first level: TLC has ended) gives the same graph as TLC's, the same fixture's run
+    engine = load_engine("MCToken2", SPEC)
+    py = _explore_beside(
+        engine, SPEC, must_fail=False, liveness=True, workers=2, tlc_done=lambda: True
+    )
+    assert py.workers and py.graph is not None and py.graph.enabled
+    r = compare_graphs(engine, token2.tlc, token2.result, py, manifest_distinct=5462)
+    assert r.exact, format_result(r)
+    assert r.summary() == "exact (5462/9527)"
 
 
 @pytest.mark.tlc

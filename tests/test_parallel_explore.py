@@ -6,6 +6,7 @@ and a clear error when a worker dies."""
 from __future__ import annotations
 
 import os
+import random
 import signal
 from collections import Counter
 from itertools import pairwise
@@ -20,6 +21,7 @@ from redletter.python_model.engines import load_engine
 from redletter.python_model.explore import ExploreProgress, Graph, explore
 from redletter.python_model.liveness import check_liveness, fair_bit_table, temporal_of
 from redletter.python_model.parallel import (
+    FingerprintTable,
     _InProcess,
     _Options,
     _Processes,
@@ -202,3 +204,19 @@ def test_the_default_is_the_cores_this_process_may_run_on(
 ) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5})
     assert default_workers() == 3
+
+
+def test_the_fingerprint_table_holds_what_a_set_would() -> None:
+    rng = random.Random(31)
+    fps = [0, -1, 1, 2**63 - 1, -(2**63), 4096, 8192, -4096]  # 0, extremes, same low bits
+    fps += [rng.getrandbits(64) - 2**63 for _ in range(20_000)]
+    table = FingerprintTable(ids=True)
+    plain = FingerprintTable(ids=False)
+    for i, fp in enumerate(fps):
+        assert table.get(fp) == -1, f"seed 31, item {i}"
+        table.add(fp, i)
+        plain.add(fp)
+    assert len(table) == len(plain) == len(fps)
+    assert all(table.get(fp) == i for i, fp in enumerate(fps))
+    assert all(plain.get(fp) == 0 for fp in fps)
+    assert all(table.get(fp) == -1 for fp in (3, 5, 2**62 + 7) if fp not in fps)

@@ -216,10 +216,18 @@ def crosscheck_cmd(
     difference, printed with a shortest path to each."""
     from redletter.cli.live import crosscheck_status
     from redletter.python_model.crosscheck import crosscheck
+    from redletter.python_model.parallel import default_workers
 
     proj = project(root)
     with crosscheck_status(model) as phase:
-        result = crosscheck(model, proj, workers=workers, graph_only=graph_only, on_phase=phase)
+        result = crosscheck(
+            model,
+            proj,
+            workers=workers,
+            graph_only=graph_only,
+            on_phase=phase,
+            explore_workers=default_workers(),
+        )
     ui.report_crosscheck(result)
     done(Exit.OK if result.exact else Exit.FAIL)
 
