@@ -1072,6 +1072,17 @@ def crosscheck(
             on_phase("tlc")
         py: ExploreResult | None = None
         live_fail = entry is not None and entry.expect == "liveness failure"
+
+        def explore_now(tlc_done: Callable[[], bool]) -> ExploreResult:
+            return _explore_beside(
+                engine,
+                project.spec_dir,
+                must_fail=must_fail and not live_fail,
+                liveness=not graph_only,
+                workers=explore_workers,
+                tlc_done=tlc_done,
+            )
+
         ctx = mp.get_context("spawn")
         with ThreadPoolExecutor(max_workers=2) as pool, ctx.Pool(1) as readers:
             pending = pool.submit(run)
@@ -1084,14 +1095,7 @@ def crosscheck(
                 if on_phase is not None:
                     on_phase("explore")
                 t0 = time.perf_counter()
-                py = _explore_beside(
-                    engine,
-                    project.spec_dir,
-                    must_fail=must_fail and not live_fail,
-                    liveness=not graph_only,
-                    workers=explore_workers,
-                    tlc_done=pending.done,
-                )
+                py = explore_now(pending.done)
                 explore_seconds = time.perf_counter() - t0
             result = pending.result()
             t_end = time.perf_counter()
@@ -1113,14 +1117,7 @@ def crosscheck(
                 rebuild = time.perf_counter() - t1
         if py is None:
             t0 = time.perf_counter()
-            py = _explore_beside(
-                engine,
-                project.spec_dir,
-                must_fail=must_fail and not live_fail,
-                liveness=not graph_only,
-                workers=explore_workers,
-                tlc_done=lambda: True,
-            )
+            py = explore_now(lambda: True)
             explore_seconds = time.perf_counter() - t0
         r = crosscheck_run(
             engine,
