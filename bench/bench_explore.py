@@ -1,5 +1,6 @@
-"""TLC (2 workers) against the Python model on the same model and the same
-properties, side by side, for safety and for the full check.
+"""TLC (2 workers) against the Python model on 1 and on 2 worker processes, on the same
+model and the same properties, side by side in one run, for safety and for the full
+check.
 
     .venv/bin/python bench/bench_explore.py [--model MCTokenComplete3 ...] [--mode both]
 
@@ -15,32 +16,36 @@ Like with like, stated in the output:
   ``SPECIFICATION FairSpec`` and ``PROPERTIES SnapshotsComplete`` in the copy both
   sides read; the output says so.
 
-Both engines run one after the other (not at once: the machine has two cores).  TLC's
-wall time includes JVM start-up, as a user sees it, and its peak memory is the java
-process's ``VmHWM`` sampled from ``/proc`` every 50 ms.  The Python model runs in a
-child process (spawned, so its memory is its own) that reports ``ru_maxrss``.
-Reported: the verdict, distinct states, seconds, distinct states per second, peak
-RSS, bytes of peak RSS per distinct state, and the Python/TLC ratio of states per
-second (= TLC's time over Python's).
+The runs go one after the other (not at once: the machine has two cores): TLC with
+``--tlc-workers`` workers (2), then the Python model with each of ``--workers`` (1
+and 2; 1 is the single-process explorer, more is ``explore --workers N``), then,
+for the ceiling, two single-process explorers of the same check at once
+(``bench_pipeline.py``'s measurement of this machine's ceiling: how much of twice
+one process's work two cores give two plain processes).  Each row gives the verdict,
+distinct states, seconds (TLC's include JVM start-up, as a user sees it; the Python
+model's its start-up), states per second, **peak resident memory of the whole
+process tree** (sampled every 0.1 s from ``/proc``: the JVM; the explorer and its
+worker processes) and per distinct state, and the speed-up over TLC; the Python
+rows also the speed-up over one worker and how far it is from the ceiling, and each
+worker's own peak memory and processor time.  ``--no-tlc`` leaves TLC out (for
+``MCTokenComplete3Huge``, whose TLC run takes 11 minutes).
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import os
-import resource
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from redletter.python_model.config import load_model
-from redletter.python_model.explore import explore
-from redletter.python_model.liveness import full_check
+from bench.bench_pipeline import _measure, _tree_rss_kb
+from redletter.python_model.parallel import SPAWN_FRONTIER
 from redletter.tlc import run_tlc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,34 +96,9 @@ def derived_spec(model: str, mode: str, into: Path) -> tuple[Path, list[str], li
     return into, kept, changes, spec
 
 
-def _children_java(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and b"java" in cmd:
-            out.append(int(entry))
-    return out
-
-
-def _hwm_kb(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def bench_tlc(model: str, workers: int, spec_dir: Path) -> tuple[str, int, float, int]:
-    """(result, distinct, seconds, peak RSS in KiB) of one TLC run."""
+    """(result, distinct, seconds, peak RSS of the JVM's process tree in KiB) of one
+    TLC run."""
     peak = 0
     stop = threading.Event()
 
@@ -126,9 +106,9 @@ def bench_tlc(model: str, workers: int, spec_dir: Path) -> tuple[str, int, float
         nonlocal peak
         me = os.getpid()
         while not stop.is_set():
-            for pid in _children_java(me):
-                peak = max(peak, _hwm_kb(pid))
-            time.sleep(0.05)
+            for pid in _children(me, b"java"):
+                peak = max(peak, _tree_rss_kb(pid)[0])
+            time.sleep(0.1)
 
     t = threading.Thread(target=sample, daemon=True)
     t.start()
@@ -148,73 +128,122 @@ def bench_tlc(model: str, workers: int, spec_dir: Path) -> tuple[str, int, float
     return r.kind.value, r.distinct, r.seconds, peak
 
 
-def _child(model: str, spec_dir: str, mode: str, conn: mp.connection.Connection) -> None:
-    cfg = load_model(model, Path(spec_dir))
-    t0 = time.perf_counter()
-    if mode == "full":
-        r, live = full_check(cfg)
-        result = live.result if live is not None and r.violation is None else r.result
-    else:
-        r = explore(cfg)
-        result = r.result
-    seconds = time.perf_counter() - t0
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    conn.send((result, r.distinct, r.total, r.depth, seconds, rss))
-    conn.close()
+def _children(pid: int, name: bytes) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == pid and name in cmd:
+            out.append(int(entry))
+    return out
 
 
-def bench_python(model: str, spec_dir: Path, mode: str) -> tuple[str, int, int, int, float, int]:
-    """(result, distinct, total, depth, seconds, peak RSS in KiB) of one run."""
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_child, args=(model, str(spec_dir), mode, child))
-    p.start()
-    result: tuple[str, int, int, int, float, int] = parent.recv()
-    p.join()
-    return result
-
-
-def _row(who: str, result: str, distinct: int, sec: float, rss: int) -> str:
+def _row(
+    who: str, result: str, distinct: int, sec: float, rss_kb: float, tlc_sec: float | None
+) -> str:
+    vs = f"  {tlc_sec / sec:5.2f}x TLC" if tlc_sec else ""
     return (
-        f"  {who:<19} {result:<17} {distinct:>9,} distinct  {sec:8.2f} s  "
-        f"{distinct / sec:9,.0f} states/s  peak RSS {rss / 1024:7.1f} MiB  "
-        f"{rss * 1024 / distinct:8,.0f} B/state"
+        f"  {who:<22} {result:<17} {distinct:>9,} distinct  {sec:8.2f} s  "
+        f"{distinct / sec:9,.0f} states/s  peak RSS {rss_kb / 1024:7.1f} MiB  "
+        f"{rss_kb * 1024 / max(distinct, 1):8,.0f} B/state{vs}"
     )
+
+
+def _python_rows(
+    spec_dir: Path, model: str, mode: str, counts: list[int], tlc: tuple[str, int, float] | None
+) -> dict[int, dict[str, Any]]:
+    """The Python model on each worker count, a row each (with each worker's figures)."""
+    rows: dict[int, dict[str, Any]] = {}
+    for n in counts:
+        r = rows[n] = _measure(["explore-workers", str(spec_dir), model, mode, str(n)])
+        who = "Python, 1 process" if n == 1 else f"Python, {n} workers"
+        tlc_sec = tlc[2] if tlc is not None else None
+        line = _row(who, r["result"], r["states"], r["seconds"], r["peak_mb"] * 1024, tlc_sec)
+        if n != 1 and 1 in rows:
+            line += f"  {rows[1]['seconds'] / r['seconds']:4.2f}x 1 process"
+        print(line)
+        if r["workers"] and not any(mem for _, mem, _ in r["workers"]):
+            print(
+                "    no worker process was started: no frontier reached"
+                f" {SPAWN_FRONTIER:,} states, so the partitions ran in the calling process"
+            )
+        elif r["workers"]:
+            each = ", ".join(
+                f"{st:,} states {mem / 2**20:.0f} MiB {cpu:.1f} s" for st, mem, cpu in r["workers"]
+            )
+            print(f"    per worker (states, peak RSS, processor time): {each}")
+        first = rows[counts[0]]
+        if [r[k] for k in ("result", "states", "total", "depth")] != [
+            first[k] for k in ("result", "states", "total", "depth")
+        ]:
+            print("    DIFFERENT verdict or counts from the first Python row")
+        if tlc is not None and (r["result"], r["states"]) != tlc[:2]:
+            print("    DIFFERENT verdict or distinct states from TLC")
+    return rows
+
+
+def _ceiling(spec_dir: Path, model: str, mode: str, rows: dict[int, dict[str, Any]]) -> None:
+    """Two single-process explorers at once: this machine's ceiling for two processes,
+    and how far each worker count is from it."""
+    both = _measure(["explore-workers", str(spec_dir), model, mode, "1"], copies=2)
+    one = rows[1]["seconds"]
+    ceiling = 2 * one / both["seconds"]
+    print(
+        f"  ceiling: two single-process explorers at once took"
+        f" {' and '.join(format(x, '.2f') for x in both['each'])} s against {one:.2f} s"
+        f" alone: two cores give {ceiling:.2f}x one core's work"
+    )
+    for n, r in rows.items():
+        if n > 1:
+            got = one / r["seconds"]
+            print(f"  {n} workers: {got:.2f}x one process, {got / ceiling:.0%} of the ceiling")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--model", action="append", help="repeatable (default MCTokenComplete3)")
     ap.add_argument("--mode", choices=("safety", "full", "both"), default="both")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--tlc-workers", type=int, default=2)
+    ap.add_argument("--workers", default="1,2", help="the Python model's worker counts")
+    ap.add_argument("--no-tlc", action="store_true", help="leave TLC out")
+    ap.add_argument("--no-ceiling", action="store_true", help="leave the ceiling out")
     args = ap.parse_args()
     modes = ("safety", "full") if args.mode == "both" else (args.mode,)
+    counts = [int(x) for x in args.workers.split(",")]
     summary: list[str] = []
     for model in args.model or ["MCTokenComplete3"]:
         for mode in modes:
             with tempfile.TemporaryDirectory() as tmp:
                 spec_dir, kept, changes, spec = derived_spec(model, mode, Path(tmp) / "spec")
                 what = "safety" if mode == "safety" else f"safety and liveness under {spec}"
-                print(f"{model} [{mode}]: both sides check {', '.join(kept)} ({what})")
+                sides = "the Python model checks" if args.no_tlc else "both sides check"
+                print(f"{model} [{mode}]: {sides} {', '.join(kept)} ({what})")
                 if changes:
                     print(f"  the cfg both sides read: {'; '.join(changes)}")
-                t_res, t_distinct, t_sec, t_rss = bench_tlc(model, args.workers, spec_dir)
-                print(_row(f"TLC ({args.workers} workers)", t_res, t_distinct, t_sec, t_rss))
-                p_res, p_distinct, p_total, p_depth, p_sec, p_rss = bench_python(
-                    model, spec_dir, mode
+                tlc: tuple[str, int, float] | None = None
+                t_rss = 0
+                if not args.no_tlc:
+                    t_res, t_distinct, t_sec, t_rss = bench_tlc(model, args.tlc_workers, spec_dir)
+                    tlc = (t_res, t_distinct, t_sec)
+                    who = f"TLC ({args.tlc_workers} workers)"
+                    print(_row(who, t_res, t_distinct, t_sec, t_rss, None))
+                rows = _python_rows(spec_dir, model, mode, counts, tlc)
+                if not args.no_ceiling and 1 in rows:
+                    _ceiling(spec_dir, model, mode, rows)
+                desc = "; ".join(
+                    f"{n} {'process' if n == 1 else 'workers'} {r['seconds']:.1f} s"
+                    f" {r['peak_mb']:.0f} MiB"
+                    + (f" {tlc[2] / r['seconds']:.2f}x TLC" if tlc is not None else "")
+                    for n, r in rows.items()
                 )
-                print(_row("Python", p_res, p_distinct, p_sec, p_rss))
-                ratio = t_sec / p_sec
-                same = (t_res, t_distinct) == (p_res, p_distinct)
-                line = (
-                    f"  ratio Python/TLC states/s: {ratio:.2f}  (same verdict and count:"
-                    f" {same}; {p_total:,} generated, depth {p_depth})"
-                )
-                print(line)
-                summary.append(
-                    f"{model} [{mode}] TLC {t_sec:.1f} s, {t_rss / 1024:.0f} MiB;"
-                    f" Python {p_sec:.1f} s, {p_rss / 1024:.0f} MiB: {ratio:.2f}x"
-                )
+                side = f"TLC {tlc[2]:.1f} s, {t_rss / 1024:.0f} MiB; " if tlc is not None else ""
+                summary.append(f"{model} [{mode}] {side}Python {desc}")
     print("summary:")
     for line in summary:
         print("  " + line)

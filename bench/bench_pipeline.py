@@ -114,10 +114,45 @@ def _measure(args: list[str], copies: int = 1) -> dict[str, Any]:
     return result
 
 
+def _explore_workers(spec_dir: str, model: str, mode: str, workers: int) -> dict[str, Any]:
+    """The Python model on ``workers`` processes (1: the single-process explorer), the
+    cfg's safety properties (``safety``) or with its temporal ones too (``full``)."""
+    from redletter.python_model.engines import load_engine
+    from redletter.python_model.explore import explore
+    from redletter.python_model.liveness import check_liveness, full_check, temporal_of
+    from redletter.python_model.parallel import explore_parallel
+
+    engine = load_engine(model, Path(spec_dir))
+    live = mode == "full" and bool(engine.liveness)
+    t0 = time.perf_counter()
+    if workers == 1:
+        r, verdict = full_check(engine) if live else (explore(engine), None)
+    else:
+        r = explore_parallel(model, Path(spec_dir), workers=workers, liveness=live)
+        verdict = None
+        if live and r.violation is None:
+            verdict, _ = check_liveness(engine, explored=r, temporal=temporal_of(engine))
+    seconds = time.perf_counter() - t0
+    result = verdict.result if verdict is not None and r.violation is None else r.result
+    return {
+        "startup": 0.0,
+        "seconds": seconds,
+        "states": r.distinct,
+        "total": r.total,
+        "depth": r.depth,
+        "result": result,
+        "workers": [[w.states, w.peak_rss, w.cpu] for w in r.workers],
+        "cpu": time.process_time(),
+    }
+
+
 def _one(argv: list[str]) -> None:
     """Child side: one measured run, JSON on the last line of stdout."""
     what, graph, model, master, memory = argv[:5]
     t0 = time.perf_counter()
+    if what == "explore-workers":  # graph: the spec directory, master: the mode
+        print(json.dumps(_explore_workers(graph, model, master, int(memory))))
+        return
     if what in ("campaign-local", "explore-local"):
         if what == "campaign-local":
             from redletter.pipeline.campaign import discover_traces

@@ -80,6 +80,7 @@ __all__ = [
     "read_tlc_graph",
     "state_fields",
     "tlc_trace_length",
+    "tlc_trace_states",
 ]
 
 #: The ``cross-check`` column of a model whose manifest row says ``"python": false``.
@@ -591,10 +592,14 @@ def compare_graphs(
     manifest_distinct: int | None,
     show: int = SHOW,
     stutter: bool | None = None,
+    tlc_workers: int = 1,
 ) -> CrosscheckResult:
     """Compare TLC's graph and counts with the Python explorer's, exactly.
     ``stutter``: does TLC's dump have a stuttering self-loop per state (it has when it
-    checked temporal properties; by default, when the engine has any)."""
+    checked temporal properties; by default, when the engine has any).  TLC's depth is
+    compared when it ran with one worker: with several, a worker may reach a state
+    first from a deeper parent and record it a level too deep (as it may give a
+    counterexample longer than the shortest), so its depth is not promised."""
     engine = _as_engine(model)
     start = time.perf_counter()
     g = py.graph
@@ -646,7 +651,8 @@ def compare_graphs(
 
     count("distinct states", tlc_result.distinct, py.distinct)
     count("states generated", tlc_result.total, py.total)
-    count("depth", tlc_result.depth, py.depth)
+    if tlc_workers == 1:
+        count("depth", tlc_result.depth, py.depth)
     count("state lines in the DOT dump", len(tlc.states), py.distinct)
     count("edge lines in the DOT dump", len(tlc.edge_src), len(g.edge_src))
     if stutter is None:
@@ -774,11 +780,47 @@ def tlc_trace_length(trace: str) -> int:
     return len(_TRACE_STATE.findall(trace))
 
 
+def tlc_trace_states(engine: Engine[Any], trace: str) -> list[State]:
+    """The states of a safety counterexample as TLC printed it (``N: <Action ...>``,
+    then the state's ``/\\ var = value`` lines), as the engine's states."""
+    starts = [m.start() for m in _TRACE_STATE.finditer(trace)]
+    states: list[State] = []
+    for a, b in zip(starts, [*starts[1:], len(trace)], strict=True):
+        block = trace[a:b].split("\n", 1)
+        states.append(engine.from_tla(parse_state(block[1] if len(block) > 1 else "")))
+    return states
+
+
+def _tlc_trace_problem(engine: Engine[Any], trace: str) -> str | None:
+    """Why TLC's safety counterexample is not a behaviour of the Python model ending
+    at its first violation, or ``None`` when it is: it starts in an initial state,
+    each state is a successor of the one before, and only the last violates an
+    invariant.  (TLC with several workers promises a counterexample, not the shortest:
+    its length is compared with the Python model's, never its states.)"""
+    try:
+        states = tlc_trace_states(engine, trace)
+    except RedletterError as e:
+        return f"TLC's counterexample could not be read: {e.message}"
+    if not states:
+        return "TLC printed no counterexample"
+    if states[0] not in set(engine.init_states()):
+        return "TLC's counterexample does not start in an initial state of the Python model"
+    for n, (s, t) in enumerate(pairwise(states), start=2):
+        if engine.violated_invariant(s) is not None:
+            return f"TLC's counterexample violates an invariant at state {n - 1}, before its end"
+        if not any(u == t for _a, _r, u in engine.successors(s)):
+            return f"state {n} of TLC's counterexample is no successor of state {n - 1}"
+    if engine.violated_invariant(states[-1]) is None:
+        return "the last state of TLC's counterexample violates no invariant in the Python model"
+    return None
+
+
 def compare_violation(
     model: ModelConfig | Engine[Any], tlc_result: TlcResult, py: ExploreResult
 ) -> CrosscheckResult:
-    """For a model that must fail: the same violated invariant, and a Python
-    counterexample no longer than TLC's."""
+    """For a model that must fail: the same violated invariant, a Python
+    counterexample no longer than TLC's, and TLC's a behaviour of the Python model
+    (for an invariant)."""
     problems: list[str] = []
     v = py.violation
     tlc_len = tlc_trace_length(tlc_result.trace)
@@ -793,6 +835,10 @@ def compare_violation(
             f"the Python counterexample has {len(v.trace)} states, TLC's {tlc_len}:"
             " a breadth-first counterexample is never longer"
         )
+    elif v.kind == "invariant":
+        problem = _tlc_trace_problem(_as_engine(model), tlc_result.trace)
+        if problem is not None:
+            problems.append(problem)
     return CrosscheckResult(
         model=model.name,
         mode="violation",
@@ -818,9 +864,10 @@ def crosscheck_run(
     on_phase: Callable[[str], None] | None = None,
     tlc_graph: TlcGraph | None = None,
     liveness: bool = True,
+    tlc_workers: int = 1,
 ) -> CrosscheckResult:
-    """Cross-check a finished TLC run (its DOT dump at ``dot_path``, or the graph
-    already read from it, ``tlc_graph``) with the Python
+    """Cross-check a finished TLC run on ``tlc_workers`` workers (its DOT dump at
+    ``dot_path``, or the graph already read from it, ``tlc_graph``) with the Python
     model (explored here unless ``py`` is given, with ``graph=True``).  ``entry`` is
     the model's manifest row, if it has one: a row that expects a failure, or a run
     where TLC found one, compares the verdicts only."""
@@ -875,6 +922,7 @@ def crosscheck_run(
         py,
         manifest_distinct=manifest_distinct,
         stutter=bool(engine.liveness) and liveness,
+        tlc_workers=tlc_workers,
     )
     seconds["compare"] = r.seconds["compare"]
     if temporal is not None and py.violation is None:
@@ -967,9 +1015,16 @@ def crosscheck(
     parallel: bool = True,
     graph_only: bool = False,
     on_phase: Callable[[str], None] | None = None,
+    explore_workers: int = 1,
 ) -> CrosscheckResult:
     """Run TLC on ``model`` with the state graph dumped, then cross-check it with the
     Python model.
+
+    With ``explore_workers`` above 1 (and a model that must pass), the Python model
+    explores on that many partitions (:mod:`redletter.python_model.parallel`, the same
+    graph), in this process while TLC runs -- TLC is then the longer half and has the
+    cores -- and in worker processes from the first level after TLC has ended, when
+    the explorer has become the longer half.
 
     The dump is never written to disk: TLC writes it into a named pipe that a child
     process reads and parses while TLC runs (the label memo keeps it well ahead of
@@ -1020,6 +1075,17 @@ def crosscheck(
             on_phase("tlc")
         py: ExploreResult | None = None
         live_fail = entry is not None and entry.expect == "liveness failure"
+
+        def explore_now(tlc_done: Callable[[], bool]) -> ExploreResult:
+            return _explore_beside(
+                engine,
+                project.spec_dir,
+                must_fail=must_fail and not live_fail,
+                liveness=not graph_only,
+                workers=explore_workers,
+                tlc_done=tlc_done,
+            )
+
         ctx = mp.get_context("spawn")
         with ThreadPoolExecutor(max_workers=2) as pool, ctx.Pool(1) as readers:
             pending = pool.submit(run)
@@ -1032,9 +1098,7 @@ def crosscheck(
                 if on_phase is not None:
                     on_phase("explore")
                 t0 = time.perf_counter()
-                py = explore_for_crosscheck(
-                    engine, must_fail=must_fail and not live_fail, liveness=not graph_only
-                )
+                py = explore_now(pending.done)
                 explore_seconds = time.perf_counter() - t0
             result = pending.result()
             t_end = time.perf_counter()
@@ -1056,9 +1120,7 @@ def crosscheck(
                 rebuild = time.perf_counter() - t1
         if py is None:
             t0 = time.perf_counter()
-            py = explore_for_crosscheck(
-                engine, must_fail=must_fail and not live_fail, liveness=not graph_only
-            )
+            py = explore_now(lambda: True)
             explore_seconds = time.perf_counter() - t0
         r = crosscheck_run(
             engine,
@@ -1069,6 +1131,7 @@ def crosscheck(
             on_phase=on_phase,
             tlc_graph=tlc_graph,
             liveness=not graph_only,
+            tlc_workers=workers,
         )
         seconds = dict(r.seconds)
         seconds["explore"] = explore_seconds
@@ -1076,6 +1139,33 @@ def crosscheck(
             seconds["parse tail"] = tail
             seconds["rebuild"] = rebuild
         return replace(r, seconds=seconds)
+
+
+def _explore_beside(
+    engine: Engine[Any],
+    spec_dir: Path,
+    *,
+    must_fail: bool,
+    liveness: bool,
+    workers: int,
+    tlc_done: Callable[[], bool],
+) -> ExploreResult:
+    """The Python side of :func:`crosscheck`: :func:`explore_for_crosscheck`, or on
+    ``workers`` partitions that take worker processes once ``tlc_done()`` (a model
+    that must fail keeps the single-process explorer: its counterexample is compared,
+    and such models are small)."""
+    if workers <= 1 or must_fail:
+        return explore_for_crosscheck(engine, must_fail=must_fail, liveness=liveness)
+    from redletter.python_model.parallel import explore_parallel
+
+    return explore_parallel(
+        engine.name,
+        spec_dir,
+        workers=workers,
+        graph=True,
+        liveness=bool(engine.liveness) and liveness,
+        spawn_when=tlc_done,
+    )
 
 
 def _release_fifo(fifo: Path) -> None:
@@ -1111,8 +1201,9 @@ class CrosscheckHook:
     Results are kept in :attr:`results` for the details printed below the table.
     """
 
-    def __init__(self, spec_dir: Path) -> None:
+    def __init__(self, spec_dir: Path, *, tlc_workers: int = 1) -> None:
         self.spec_dir = spec_dir
+        self.tlc_workers = tlc_workers
         self.results: list[CrosscheckResult] = []
         self._tmp: Path | None = None
         self._lock = threading.Lock()  # ``redletter check --jobs``: models at once
@@ -1136,7 +1227,13 @@ class CrosscheckHook:
             if result.kind is ResultKind.ERROR:
                 return "— (TLC error)"
             _require_dot(result, dot)
-            r = crosscheck_run(load_engine(entry.model, self.spec_dir), result, dot, entry=entry)
+            r = crosscheck_run(
+                load_engine(entry.model, self.spec_dir),
+                result,
+                dot,
+                entry=entry,
+                tlc_workers=self.tlc_workers,
+            )
         except RedletterError as e:
             r = CrosscheckResult(
                 model=entry.model,

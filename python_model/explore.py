@@ -52,13 +52,16 @@ from redletter.python_model.engine import Engine, Params
 __all__ = [
     "ExploreProgress",
     "ExploreResult",
+    "FairGraph",
     "Graph",
     "Step",
     "Violation",
+    "WorkerReport",
     "as_engine",
     "explore",
     "parent_chain",
     "path_steps",
+    "replay_fingerprints",
 ]
 
 
@@ -128,6 +131,51 @@ class Graph:
 
 
 @dataclass(frozen=True)
+class FairGraph:
+    """The explored graph as the liveness check reads it, without the states: what
+    the parallel explorer (:mod:`redletter.python_model.parallel`) assembles from its
+    workers, whose states never meet in one process.
+
+    States are ids ``0 .. count - 1``; the out-edges of ``v`` are ``dst[start[v]:
+    start[v + 1]]`` with fairness bits ``bit[...]``; ``parent`` the BFS parents (-1
+    for an initial state); ``enabled[v]`` the bitmask of the fair instances enabled in
+    ``v``.  ``flags[i]`` are the state predicates of the ``i``-th temporal property
+    instance (:attr:`TemporalSpec.properties` order) evaluated on every state by the
+    worker that owned it: its label, ``p`` per state (1 or 0) and ``q`` (``leadsto``
+    only).  ``fingerprints[v]`` is the engine's fingerprint of ``v``: a lasso's
+    states are rebuilt by replaying the model along them
+    (:func:`replay_fingerprints`)."""
+
+    count: int
+    initial: tuple[int, ...]
+    parent: array[int]
+    start: array[int]
+    dst: array[int]
+    bit: array[int]
+    enabled: Sequence[int]
+    flags: tuple[tuple[str, bytearray, bytearray | None], ...]
+    fingerprints: array[int]
+
+    @property
+    def edges(self) -> int:
+        """The number of edges."""
+        return len(self.dst)
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """One partition of a parallel exploration: the states it owned, the peak resident
+    memory of its process (``peak_rss`` in bytes) and the processor time it used
+    (``cpu``, seconds); both 0 while the exploration was small enough to run in the
+    calling process."""
+
+    worker: int
+    states: int
+    peak_rss: int
+    cpu: float = 0.0
+
+
+@dataclass(frozen=True)
 class ExploreProgress:
     """A progress report: states so far, generated so far, queue, current depth."""
 
@@ -148,6 +196,12 @@ class ExploreResult:
     seconds: float
     violation: Violation | None
     graph: Graph | None
+    #: With the parallel explorer: the liveness graph assembled from its workers (when
+    #: the fairness data was asked for without the whole graph), and its partitions.
+    fair: FairGraph | None = None
+    workers: tuple[WorkerReport, ...] = ()
+    #: The peak resident memory of the calling process (bytes), parallel runs only.
+    peak_rss: int = 0
 
     @property
     def result(self) -> str:
@@ -185,6 +239,31 @@ def path_steps(engine: Engine[Any], path: Sequence[Any], actions: Sequence[int] 
         else:  # pragma: no cover - a graph edge is always a successor
             raise InternalError("counterexample reconstruction lost a step")
     return steps
+
+
+def replay_fingerprints(engine: Engine[Any], fingerprints: Sequence[int]) -> list[Any]:
+    """The states of a path given by their fingerprints, rebuilt by replaying the
+    model: the first is the initial state with the first fingerprint, each next one the
+    successor of the last with the next fingerprint."""
+    fp = engine.fingerprint
+    by_fp = {fp(s): s for s in engine.init_states()}
+    first = by_fp.get(fingerprints[0]) if fingerprints else None
+    if first is None:
+        raise InternalError(
+            f"the path of a counterexample does not start at an initial state of {engine.name}",
+            code="RL-INTERNAL-BFS",
+        )
+    path = [first]
+    for want in fingerprints[1:]:
+        nxt = next((t for _a, _r, t in engine.successors(path[-1]) if fp(t) == want), None)
+        if nxt is None:
+            raise InternalError(
+                f"a state of a counterexample of {engine.name} is no successor of the one"
+                " before it",
+                code="RL-INTERNAL-BFS",
+            )
+        path.append(nxt)
+    return path
 
 
 def _trace(

@@ -57,12 +57,14 @@ from redletter.python_model.config import ModelConfig
 from redletter.python_model.engine import Engine
 from redletter.python_model.explore import (
     ExploreResult,
+    FairGraph,
     Graph,
     Step,
     as_engine,
     explore,
     parent_chain,
     path_steps,
+    replay_fingerprints,
 )
 from redletter.python_model.temporal import Fairness, Property, TemporalSpec, read_temporal
 from redletter.python_model.values import Value, print_state, print_value
@@ -183,6 +185,13 @@ class _Adjacency:
             self.dst = array("i", (dst[j] for j in order))
             self.bit = array("h", (bit[j] for j in order))
         self.start = start
+
+    @classmethod
+    def from_offsets(cls, start: array[int], dst: array[int], bit: array[int]) -> _Adjacency:
+        """An adjacency already in arrays by source (the parallel explorer's)."""
+        adj = cls.__new__(cls)
+        adj.start, adj.dst, adj.bit = start, dst, bit or array("h", [-1]) * len(dst)
+        return adj
 
 
 class _Members:
@@ -404,6 +413,17 @@ def _cycle(adj: _Adjacency, scc: _FairScc, entry: int, fair: _Fairness) -> list[
 # --------------------------------------------------------------------------- check
 
 
+@dataclass(frozen=True)
+class _View:
+    """What a property's check reads of the explored graph: its size, initial states
+    and BFS parents, and the states of a path (for the lasso)."""
+
+    count: int
+    initial: Sequence[int]
+    parent: Sequence[int]
+    states_of: Callable[[Sequence[int]], list[Any]]
+
+
 def check_liveness(
     model: ModelConfig | Engine[Any],
     *,
@@ -411,25 +431,38 @@ def check_liveness(
     temporal: TemporalSpec | None = None,
 ) -> tuple[LivenessResult, ExploreResult]:
     """Check the cfg's temporal properties; explores the model (with the fairness
-    data) unless ``explored`` already has it.  Returns the verdicts and the
+    data) unless ``explored`` already has it (its graph, or the parallel explorer's
+    :class:`~redletter.python_model.explore.FairGraph`).  Returns the verdicts and the
     exploration (whose safety verdict the caller may want too)."""
     engine = as_engine(model)
     spec = temporal if temporal is not None else temporal_of(engine)
     bits = fair_bit_table(engine, spec.fairness)
-    if explored is None or explored.graph is None or (spec.fairness and not explored.graph.enabled):
+    fg = explored.fair if explored is not None else None
+    if explored is None or (
+        fg is None and (explored.graph is None or (spec.fairness and not explored.graph.enabled))
+    ):
         explored = explore(engine, fair_bits=bits)
     start = time.perf_counter()
-    g = explored.graph
-    if g is None:
-        raise InternalError("the exploration kept no graph")
     verdicts: list[PropertyVerdict] = []
+    g = explored.graph
+    if fg is not None:
+        labels = tuple(f[0] for f in fg.flags)
+        if labels != tuple(p.label for p in spec.properties):
+            raise InternalError(
+                f"the liveness data of {engine.name} is of the properties {labels}, not of"
+                f" {tuple(p.label for p in spec.properties)}"
+            )
+        count, n_edges = fg.count, fg.edges
+    elif g is not None:
+        count, n_edges = len(g.states), len(g.edge_src)
+    else:  # pragma: no cover - explored above when there was no graph
+        raise InternalError("the exploration kept no graph")
     if explored.violation is None:
-        adj = _Adjacency(
-            len(g.states), g.edge_src, g.edge_dst, g.edge_bit or array("h", [-1]) * len(g.edge_src)
+        adj, fair, view, flags = (
+            _from_fair(engine, spec, fg) if fg is not None else _from_graph(spec, g)
         )
-        fair = _Fairness(spec.fairness, g.enabled)
-        for prop in spec.properties:
-            verdicts.append(_check_one(engine, g, adj, fair, prop))
+        for prop, (pf, qf) in zip(spec.properties, flags, strict=True):
+            verdicts.append(_check_one(engine, view, adj, fair, prop, pf, qf))
     return (
         LivenessResult(
             model=engine.name,
@@ -437,12 +470,52 @@ def check_liveness(
             fairness=spec.fairness,
             verdicts=tuple(verdicts),
             seconds=time.perf_counter() - start,
-            distinct=len(g.states),
-            edges=len(g.edge_src),
+            distinct=count,
+            edges=n_edges,
             names=spec.names,
         ),
         explored,
     )
+
+
+PredFlags = list[tuple[bytearray, bytearray | None]]
+
+
+def _from_fair(
+    engine: Engine[Any], spec: TemporalSpec, fg: FairGraph
+) -> tuple[_Adjacency, _Fairness, _View, PredFlags]:
+    """What the check reads of the parallel explorer's liveness data."""
+    fps = fg.fingerprints
+    view = _View(
+        fg.count,
+        fg.initial,
+        fg.parent,
+        lambda ids: replay_fingerprints(engine, [fps[v] for v in ids]),
+    )
+    adj = _Adjacency.from_offsets(fg.start, fg.dst, fg.bit)
+    return adj, _Fairness(spec.fairness, fg.enabled), view, [(p, q) for _, p, q in fg.flags]
+
+
+def _from_graph(
+    spec: TemporalSpec, g: Graph | None
+) -> tuple[_Adjacency, _Fairness, _View, PredFlags]:
+    """What the check reads of a graph with its states (the predicates evaluated here)."""
+    if g is None:  # pragma: no cover - explored when there was no graph
+        raise InternalError("the exploration kept no graph")
+    states = g.states
+    bits = g.edge_bit or array("h", [-1]) * len(g.edge_src)
+    adj = _Adjacency(len(states), g.edge_src, g.edge_dst, bits)
+    view = _View(len(states), g.initial, g.parent, lambda ids: [states[v] for v in ids])
+    flags: PredFlags = [
+        (_evaluate(p.p, states), _evaluate(p.q, states) if p.q is not None else None)
+        for p in spec.properties
+    ]
+    return adj, _Fairness(spec.fairness, g.enabled), view, flags
+
+
+def _evaluate(pred: Callable[[Any], bool], states: Sequence[Any]) -> bytearray:
+    """A state predicate on every state, as flags (1 or 0)."""
+    return bytearray(1 if pred(s) else 0 for s in states)
 
 
 def full_check(model: ModelConfig | Engine[Any]) -> tuple[ExploreResult, LivenessResult | None]:
@@ -456,39 +529,71 @@ def full_check(model: ModelConfig | Engine[Any]) -> tuple[ExploreResult, Livenes
     return explored, (live if explored.violation is None else None)
 
 
+def _reverse(adj: _Adjacency, allowed: Flags) -> tuple[array[int], array[int]]:
+    """The edges between ``allowed`` states (self-loops left out) reversed, in arrays
+    by target: the sources of ``w`` are ``src[start[w]:start[w + 1]]`` (a list per
+    state would cost a hundred bytes a state on the largest models)."""
+    start, dst = adj.start, adj.dst
+    n = len(start) - 1
+    count = array("q", bytes(8 * (n + 1)))
+    for v in range(n):
+        if allowed[v]:
+            for e in range(start[v], start[v + 1]):
+                w = dst[e]
+                if allowed[w] and w != v:
+                    count[w + 1] += 1
+    for w in range(n):
+        count[w + 1] += count[w]
+    src = array("i", bytes(4 * count[n]))
+    fill = array("q", count)
+    for v in range(n):
+        if allowed[v]:
+            for e in range(start[v], start[v + 1]):
+                w = dst[e]
+                if allowed[w] and w != v:
+                    src[fill[w]] = v
+                    fill[w] += 1
+    return count, src
+
+
 def _flag(flags: bytearray) -> Callable[[int], bool]:
     return lambda v: bool(flags[v])
 
 
 def _check_one(
-    engine: Engine[Any], g: Graph, adj: _Adjacency, fair: _Fairness, prop: Property
+    engine: Engine[Any],
+    view: _View,
+    adj: _Adjacency,
+    fair: _Fairness,
+    prop: Property,
+    pf: bytearray,
+    qf: bytearray | None,
 ) -> PropertyVerdict:
-    states = g.states
-    n = len(states)
-    p = prop.p
+    """One property instance; ``pf`` and ``qf`` are its predicates ``p`` and ``q``
+    on every state."""
+    n = view.count
     starts: Sequence[int]
     must: Callable[[int], bool] | None
     if prop.form == "eventually-always":
         allowed = bytearray(b"\x01") * n
-        bad = bytearray(0 if p(s) else 1 for s in states)
+        bad = bytearray(x ^ 1 for x in pf)
         starts = range(n)
         must = _flag(bad)
     else:
         if prop.form == "leadsto":
-            goal = prop.q
-            if goal is None:  # pragma: no cover - leadsto always has q
+            if qf is None:  # pragma: no cover - leadsto always has q
                 raise InternalError("a leads-to property without its goal")
-            allowed = bytearray(0 if goal(s) else 1 for s in states)
-            starts = [v for v in range(n) if allowed[v] and p(states[v])]
+            allowed = bytearray(x ^ 1 for x in qf)
+            starts = [v for v in range(n) if allowed[v] and pf[v]]
         elif prop.form == "eventually":
-            allowed = bytearray(0 if p(s) else 1 for s in states)
-            starts = [v for v in g.initial if allowed[v]]
+            allowed = bytearray(x ^ 1 for x in pf)
+            starts = [v for v in view.initial if allowed[v]]
         elif prop.form == "always-eventually":
-            allowed = bytearray(0 if p(s) else 1 for s in states)
+            allowed = bytearray(x ^ 1 for x in pf)
             starts = [v for v in range(n) if allowed[v]]
         else:  # always: a ~P state with any fair continuation
             allowed = bytearray(b"\x01") * n
-            starts = [v for v in range(n) if not p(states[v])]
+            starts = [v for v in range(n) if not pf[v]]
         must = None
     if not starts:
         return PropertyVerdict(prop, True, None)
@@ -503,18 +608,12 @@ def _check_one(
         return PropertyVerdict(prop, True, None)
     # states of the subgraph that reach a fair SCC inside it: backwards from them
     can = bytearray(in_fair)
-    rev: dict[int, list[int]] = {}
-    start, dst = adj.start, adj.dst
-    for v in range(n):
-        if allowed[v]:
-            for e in range(start[v], start[v + 1]):
-                w = dst[e]
-                if allowed[w] and w != v:
-                    rev.setdefault(w, []).append(v)
+    r_start, r_src = _reverse(adj, allowed)
     todo = deque(v for v in range(n) if can[v])
     while todo:
         w = todo.popleft()
-        for v in rev.get(w, ()):
+        for e in range(r_start[w], r_start[w + 1]):
+            v = r_src[e]
             if not can[v]:
                 can[v] = 1
                 todo.append(v)
@@ -525,9 +624,9 @@ def _check_one(
     entry = to_scc[-1]
     found = next(s for s in sccs if entry in set(s.nodes))
     cyc = _cycle(adj, found, entry, fair)
-    prefix_ids = parent_chain(g.parent, chosen) + to_scc[1:]
+    prefix_ids = parent_chain(view.parent, chosen) + to_scc[1:]
     lasso_states = prefix_ids + cyc[1:-1]
-    steps = path_steps(engine, [states[v] for v in lasso_states])
+    steps = path_steps(engine, view.states_of(lasso_states))
     k = len(prefix_ids)
     if len(cyc) == 1:
         return PropertyVerdict(prop, False, Lasso(tuple(steps), (), None))

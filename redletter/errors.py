@@ -348,6 +348,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "run `make flink` (it installs apache-flink from requirements-flink.lock into"
        " .venv-flink/), or point --flink-python at a Python that has PyFlink",
        "docs/flink.md, section “Apache Flink, the real engine”"),
+    _E("RL-ENV-WORKER", _ENV, ("EnvironmentMissing",),
+       "a worker process of the parallel exploration (`.venv/bin/redletter explore"
+       " --workers N`) could not start, or was killed (by the out-of-memory killer, or"
+       " a signal from outside)",
+       "explore with fewer --workers (1 needs no worker process), or on a machine with"
+       " more memory; the message names the worker and the signal",
+       "docs/model.md, section “Python model”"),
     # ---- exit 4: a bug in the kit ----
     _E("RL-ERROR", _BUG, ("RedletterError",),
        "an error of the kit raised without a more precise code (the root class's"
@@ -371,17 +378,24 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " no verdict of that run can be trusted",
        "docs/model.md, section “The lemmas by induction”"),
     _E("RL-INTERNAL-BFS", _BUG, ("InternalError",),
-       "rebuilding a counterexample, the Spark exploration found a state missing from"
-       " its own BFS tree",
-       "report it as a bug of redletter; meanwhile explore again into a fresh output"
-       " directory",
+       "rebuilding a counterexample, the Spark exploration or the parallel explorer"
+       " found a state missing from its own BFS tree, or a step of it the model does not"
+       " take",
+       "report it as a bug of redletter; meanwhile explore again (into a fresh output"
+       " directory on Spark, with --workers 1 in the explorer)",
        "docs/spark.md, section “Data pipeline (Spark)”"),
     _E("RL-INTERNAL-FP", _BUG, ("InternalError",),
-       "two different states of the Spark exploration share one 64-bit fingerprint, so"
-       " its counts are not exact",
-       "report it with the model's name; check that model with TLC or the Python"
-       " explorer instead",
+       "two different states of the Spark exploration or of the parallel explorer share"
+       " one 64-bit fingerprint, so its counts are not exact",
+       "report it with the model's name; check that model with TLC or the single-process"
+       " explorer (`.venv/bin/redletter explore --workers 1`) instead",
        "docs/spark.md, section “Data pipeline (Spark)”"),
+    _E("RL-INTERNAL-WORKER", _BUG, ("InternalError",),
+       "a worker process of the parallel exploration failed with an error of the kit"
+       " (the message quotes its last lines) or ended without saying why",
+       "report it as a bug of redletter, with the command and its whole output;"
+       " meanwhile explore with --workers 1",
+       "docs/model.md, section “Python model”"),
     # ---- exit 5: the user's input is malformed ----
     _E("RL-INPUT", _BAD, ("InputError",),
        "a file, model name or option is malformed or unknown (the family of the"

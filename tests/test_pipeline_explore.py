@@ -19,6 +19,7 @@ from redletter.pipeline.ingest import read_graph_info, write_python_graph
 from redletter.python_model.actions import init_states
 from redletter.python_model.config import load_model
 from redletter.python_model.explore import explore
+from redletter.python_model.parallel import explore_parallel
 from redletter.python_model.state import to_tla
 
 if TYPE_CHECKING:
@@ -108,6 +109,10 @@ def test_must_fail_model_names_its_invariant(
     # found at the same level as the single-process explorer: a shortest trace
     assert len(result.violation.trace) == len(single.violation.trace)
     assert result.violation.trace[0].action == "Init"
+    # the smallest parent kept, the same violation chosen: `explore --workers 2`'s trace
+    parallel = explore_parallel("MCNoChannelRecordingFailure", SPEC, workers=2)
+    assert parallel.violation is not None
+    assert parallel.violation.trace == result.violation.trace
 
 
 def test_out_must_not_be_a_foreign_directory(spark: SparkSession, tmp_path: Path) -> None:

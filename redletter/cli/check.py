@@ -82,7 +82,10 @@ def check_cmd(
 
     proj = project(root)
     entries = select_models(load_project_manifest(proj), suite, model or ())
-    with CrosscheckHook(proj.spec_dir) as hook, LiveCheck(len(entries)) as live:
+    with (
+        CrosscheckHook(proj.spec_dir, tlc_workers=workers) as hook,
+        LiveCheck(len(entries)) as live,
+    ):
         rows = check_models(
             proj,
             entries,

@@ -21,6 +21,7 @@ import typer
 
 import redletter.cli.ui as ui
 from redletter.cli.options import (
+    ExploreWorkersOption,
     ModelArg,
     RootOption,
     WorkersOption,
@@ -98,11 +99,12 @@ def explore_cmd(
             callback=output_file,
         ),
     ] = None,
+    workers: ExploreWorkersOption = None,
     root: RootOption = None,
 ) -> None:
     """Explore MODEL breadth-first with the Python model (same counts as TLC): its
     invariants and action properties and, under the spec's fairness, its temporal
-    properties."""
+    properties; on several processes (--workers, by default one a core)."""
     from redletter.cli.live import explore_progress, status
     from redletter.python_model.cl_engine import ChandyLamportEngine
     from redletter.python_model.engines import load_engine
@@ -113,13 +115,26 @@ def explore_cmd(
         format_lasso,
         temporal_of,
     )
+    from redletter.python_model.parallel import default_workers, explore_parallel
     from redletter.python_model.values import print_state
 
-    engine = load_engine(model, project(root).spec_dir)
+    spec_dir = project(root).spec_dir
+    engine = load_engine(model, spec_dir)
     temporal = temporal_of(engine) if liveness and engine.liveness else None
     bits = fair_bit_table(engine, temporal.fairness) if temporal is not None else None
+    n = workers if workers is not None else default_workers()
     with explore_progress(model) as report:
-        result = explore(engine, graph=graph is not None, fair_bits=bits, on_progress=report)
+        if n == 1:
+            result = explore(engine, graph=graph is not None, fair_bits=bits, on_progress=report)
+        else:
+            result = explore_parallel(
+                model,
+                spec_dir,
+                workers=n,
+                graph=graph is not None,
+                liveness=temporal is not None,
+                on_progress=report,
+            )
     ui.lines(ui.explore_lines(result, liveness=temporal is not None))
     steps = result.violation.trace if result.violation is not None else None
     failed = result.violation is not None
@@ -201,10 +216,18 @@ def crosscheck_cmd(
     difference, printed with a shortest path to each."""
     from redletter.cli.live import crosscheck_status
     from redletter.python_model.crosscheck import crosscheck
+    from redletter.python_model.parallel import default_workers
 
     proj = project(root)
     with crosscheck_status(model) as phase:
-        result = crosscheck(model, proj, workers=workers, graph_only=graph_only, on_phase=phase)
+        result = crosscheck(
+            model,
+            proj,
+            workers=workers,
+            graph_only=graph_only,
+            on_phase=phase,
+            explore_workers=default_workers(),
+        )
     ui.report_crosscheck(result)
     done(Exit.OK if result.exact else Exit.FAIL)
 

@@ -27,6 +27,7 @@ T = TypeVar("T")
 __all__ = [
     "MIN_PROGRAM_SECONDS",
     "VALIDATORS",
+    "ExploreWorkersOption",
     "HostedOption",
     "ModelArg",
     "NodeOption",
@@ -275,6 +276,16 @@ ModelArg = Annotated[
 ]
 WorkersOption = Annotated[
     int, typer.Option(help="TLC worker threads (1 to 256).", callback=count(1, 256))
+]
+ExploreWorkersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        help="Processes the Python model explores on (1 to 256; 1: the single-process"
+        " explorer).  Default: the cores this process may run on.",
+        callback=count(1, 256),
+        show_default=False,
+    ),
 ]
 NodeOption = Annotated[
     str, typer.Option("--node", help='The node command, e.g. "python -m mynode" (no shell).')

@@ -240,6 +240,8 @@ def explore_lines(r: ExploreResult, *, liveness: bool = False) -> list[str]:
         f"The depth of the complete state graph search is {r.depth}.",
         f"Explored in {r.seconds:.2f}s ({r.states_per_second:,.0f} distinct states/s).",
     ]
+    if r.workers:
+        out.append(workers_line(r))
     if r.violation is None:
         if not liveness:
             out.append("Model checking completed. No error has been found.")
@@ -265,6 +267,21 @@ def fairness_words(conditions: Sequence[Fairness]) -> str:
         for key, n in sorted(counts.items())
     ]
     return f"{plural(len(conditions), 'fairness condition')}: " + ", ".join(parts)
+
+
+def workers_line(r: ExploreResult) -> str:
+    """Where a parallel exploration ran: the states and peak memory of each worker."""
+    states = " + ".join(f"{w.states:,}" for w in r.workers)
+    if not any(w.peak_rss for w in r.workers):
+        return (
+            f"Explored on {len(r.workers)} partitions ({states} states) in this process: no"
+            " level was large enough to start worker processes."
+        )
+    memory = ", ".join(f"{w.peak_rss / 2**20:,.1f}" for w in r.workers)
+    return (
+        f"Explored on {len(r.workers)} worker processes ({states} states); peak resident"
+        f" memory per worker {memory} MiB, of this process {r.peak_rss / 2**20:,.1f} MiB."
+    )
 
 
 def liveness_lines(r: LivenessResult) -> list[str]:
