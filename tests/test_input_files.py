@@ -152,7 +152,7 @@ def test_an_event_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
         " the files you meant, or raise the bound with --max-input"
     )
     for path, message in (
-        (_fifo(tmp_path / "fifo.ndjson"), f"the log {FIFO}"),
+        (_fifo(tmp_path / "fifo.ndjson"), f"the event log {FIFO}"),
         (_sparse(tmp_path / "big.ndjson", MAX_LOGS_TOTAL + 1), total.format("4 GiB")),
     ):
         for model in (["MCToken2"], []):

@@ -57,7 +57,8 @@ def test_explore_on_two_workers_says_where_it_ran(
     )
     assert lines[4].startswith(
         "Checking temporal properties SnapshotsComplete under FairSpec (4 fairness conditions:"
-        " WF(ReceiveApp), WF(ReceiveRedLetter)) on 4,098 states and 6,214 edges: 2 instance(s)"
+        " WF(ReceiveApp) on each of 2 parameter values, WF(ReceiveRedLetter) on each of 2"
+        " parameter values) on 4,098 states and 6,214 edges: 2 instance(s)"
     )
     assert lines[5:] == [
         "Model checking completed. No error has been found.",

@@ -39,7 +39,7 @@ def test_each_picture_is_what_its_command_draws(
     model: str, how: str, built: dict[str, str], tmp_path: Path
 ) -> None:
     name = "seed-example" if how == "--seed-example" else model
-    command = f".venv/bin/redletter diagram {model} {how} -o docs/proofs/{name}.svg"
+    command = f".venv/bin/redletter diagram {model} {how} -o store/proofs/{name}.svg"
     assert command in built[DOC]
     out = tmp_path / f"{name}.svg"
     assert main(["diagram", model, how, "-o", str(out), "--root", str(ROOT)]) == 0
