@@ -518,31 +518,33 @@ class _Grader:
                 # A fault of the kit (its driver failed in a package that cannot have
                 # caused it): never the submission's verdict.  The row is unknown and
                 # says so; the slot is spent (a resumed grade does not run it again).
-                runs = len(self._prior_runs())
-                self.commit(
+                self._stopped(
                     "kit-error",
-                    "kit-error",
-                    stage=self.stage,
-                    seconds=time.monotonic() - started,
-                    message=(
-                        f"the kit failed while {self.stage} ({exc.code}: {exc.message}):"
-                        f" a fault of the kit, not of the package; {runs} of {len(self.jobs)}"
-                        " runs done; please report it"
-                    ),
+                    started,
+                    f"the kit failed while {self.stage} ({exc.code}: {exc.message}): a fault"
+                    " of the kit, not of the package; ",
+                    "; please report it",
                 )
             except SubmissionTimeUp:
-                runs = len(self._prior_runs())
-                self.commit(
+                self._stopped(
                     "timeout",
-                    "timeout",
-                    stage=self.stage,
-                    seconds=time.monotonic() - started,
-                    message=(
-                        f"stopped by --submission-timeout ({self.config.submission_timeout:g} s)"
-                        f" while {self.stage}: {runs} of {len(self.jobs)} runs done"
-                    ),
+                    started,
+                    f"stopped by --submission-timeout ({self.config.submission_timeout:g} s)"
+                    f" while {self.stage}: ",
                 )
         return self.written
+
+    def _stopped(self, kind: str, started: float, before: str, after: str = "") -> None:
+        """Commit why the submission's work stopped before its end (``kind`` is also the
+        record's name): its message is ``before``, how many runs were done, ``after``."""
+        done = f"{len(self._prior_runs())} of {len(self.jobs)} runs done"
+        self.commit(
+            kind,
+            kind,
+            stage=self.stage,
+            seconds=time.monotonic() - started,
+            message=f"{before}{done}{after}",
+        )
 
     def _limits(self) -> RunLimits:
         from redletter.conformance.adapters.cos418.workspace import RunLimits
