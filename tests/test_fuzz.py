@@ -17,6 +17,7 @@ sets the number) and prints the count.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -98,9 +99,15 @@ class Target:
     directory for file-based parsers)."""
 
     name: str
-    samples: tuple[bytes, ...]
+    #: the samples, or how to make them (when that is costly: made when first used,
+    #: not when pytest collects the tests)
+    given: tuple[bytes, ...] | Callable[[], tuple[bytes, ...]]
     parse: Callable[[bytes, Path], Any]
     lines: bool = True  #: its errors name a line (else an element of the document)
+
+    @functools.cached_property
+    def samples(self) -> tuple[bytes, ...]:
+        return self.given() if callable(self.given) else self.given
 
 
 def _write(tmp: Path, name: str, data: bytes) -> Path:
@@ -109,6 +116,7 @@ def _write(tmp: Path, name: str, data: bytes) -> Path:
     return path
 
 
+@functools.cache
 def _itf_samples() -> tuple[bytes, ...]:
     traces = generate("MCToken2", SPEC, goals=False)
     return tuple(
@@ -179,9 +187,9 @@ def _targets() -> tuple[Target, ...]:
     return (
         Target("protocol line", tuple(x.encode() for x in proto),
                lambda d, t: p.decode(d, source=str(t / "stdout"), lineno=1)),
-        Target("ITF trace", _itf_samples(), lambda d, t: read_itf(_write(t, "t.itf.json", d)),
+        Target("ITF trace", _itf_samples, lambda d, t: read_itf(_write(t, "t.itf.json", d)),
                lines=False),
-        Target("conformance trace", _itf_samples(), _read_trace, lines=False),
+        Target("conformance trace", _itf_samples, _read_trace, lines=False),
         Target("NDJSON event log", (log, log[: log.index(b"\n", len(log) // 3) + 1]),
                lambda d, t: parse_log(d, path=str(t / "run.ndjson"))),
         Target("COS 418 .top", ((DATA / "cos418" / "2nodes.top").read_bytes(),),
