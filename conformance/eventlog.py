@@ -60,7 +60,7 @@ the n-th send on it); one log holding every node is taken in file order.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Final, NamedTuple, TypeAlias, cast
 
@@ -241,6 +241,7 @@ def _field_msg(obj: Mapping[str, object], path: str, line: int) -> tuple[str, Js
 
 
 _INT: Final = {int}
+_NEW: Final = tuple.__new__
 #: Per event: (has a channel, the end it is at: 0 src, 1 dst, -1 either, the kinds
 #: of its msg (empty: none), has a snapshot, needs a state, "of"/"split"/"both"/"").
 _SPEC: Final[dict[str, tuple[bool, int, tuple[str, ...], bool, bool, str]]] = {
@@ -269,7 +270,11 @@ def parse_line_clock(
 ) -> tuple[LogEvent, Mapping[str, int] | None]:
     """:func:`parse_line`, with the vector clock apart from the event (whose ``vc`` is
     None): a reader that checks the clocks as it goes keeps no event's clock longer
-    than it needs it, and clocks can hold thousands of entries."""
+    than it needs it, and clocks can hold thousands of entries.
+
+    Run once per line of logs of millions of lines, so written for speed: the common
+    case of each field is tested inline, and the functions that name what is wrong
+    (``_field_*``) are called only when it fails."""
     obj = loads(text, path=path, code=CODE, line=line)
     if type(obj) is not dict:
         raise _bad(f"expected a JSON object, got {type(obj).__name__}", path, line)
@@ -281,23 +286,33 @@ def parse_line_clock(
     if type(seq) is not int or seq < 1:
         raise _bad(f"'seq' must be an integer >= 1, got {_dump(seq)}", path, line)
     event = get("event")
-    spec = _SPEC.get(event) if type(event) is str else None
-    if spec is None:
-        raise _bad(f"'event' must be one of {', '.join(EVENTS)}, got {_dump(event)}", path, line)
-    assert isinstance(event, str)
+    try:
+        spec = _SPEC[event]  # type: ignore[index]  # (any JSON value: see the except)
+    except (KeyError, TypeError):  # not one of EVENTS, or not even hashable
+        raise _bad(
+            f"'event' must be one of {', '.join(EVENTS)}, got {_dump(event)}", path, line
+        ) from None
     vc = get("vc")
-    if vc is not None and (
-        type(vc) is not dict
-        or (vc and (set(map(type, vc.values())) != _INT or min(vc.values()) < 0))
-    ):
-        raise _bad(f"'vc' must map nodes to integers >= 0, got {_dump(vc)}", path, line)
+    if vc is not None:
+        ok = type(vc) is dict
+        if ok and len(vc) <= 16:  # the usual clock: a Python loop beats building a set
+            for n in vc.values():
+                if type(n) is not int or n < 0:
+                    ok = False
+                    break
+        elif ok:  # in C: a clock can hold thousands of entries
+            ok = set(map(type, vc.values())) == _INT and min(vc.values()) >= 0
+        if not ok:
+            raise _bad(f"'vc' must map nodes to integers >= 0, got {_dump(vc)}", path, line)
     has_channel, end, kinds, has_snapshot, needs_state, linked = spec
     channel = msg = snapshot = None
     if has_channel:
         v = get("channel")
-        if type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str:
-            channel = (v[0], v[1])
-        if channel is None or not channel[0] or not channel[1]:
+        if type(v) is list and len(v) == 2:
+            a, b = v
+            if type(a) is str and type(b) is str and a and b:
+                channel = (a, b)
+        if channel is None:
             channel = _field_channel(obj, path, line)  # raises, saying what is wrong
         if end < 0:  # an apply: either end
             if node not in channel:
@@ -315,12 +330,19 @@ def parse_line_clock(
                 line,
             )
     if kinds:
-        msg = _field_msg(obj, path, line)
-        if msg[0] not in kinds:
-            raise _bad(f"a {event} event's 'msg' cannot be {{\"{msg[0]}\": ...}}", path, line)
+        v = get("msg")
+        if type(v) is dict and len(v) == 1 and "app" in v and kinds[0] == "app":
+            msg = ("app", v["app"])  # the common case: an app message where one may be
+        else:
+            msg = _field_msg(obj, path, line)
+            if msg[0] not in kinds:
+                raise _bad(f"a {event} event's 'msg' cannot be {{\"{msg[0]}\": ...}}", path, line)
     if has_snapshot:
-        snapshot = _field_snapshot(obj, path, line)
-    if needs_state and "state" not in obj:
+        snapshot = get("snapshot")
+        if not ((type(snapshot) is int and snapshot >= 1) or (type(snapshot) is str and snapshot)):
+            snapshot = _field_snapshot(obj, path, line)  # raises, saying what is wrong
+    has_state = "state" in obj
+    if needs_state and not has_state:
         raise _bad(f"a {event} event needs 'state'", path, line)
     of = None
     split = False
@@ -337,7 +359,7 @@ def parse_line_clock(
         if "split" in obj and linked != "of":
             if obj["split"] is not True and obj["split"] is not False:
                 raise _bad(f"'split' must be true or false, got {_dump(obj['split'])}", path, line)
-            split = bool(obj["split"])
+            split = obj["split"]
             if split and msg is not None and msg[0] != "app":
                 raise _bad("only an app message is split (a marker changes no state)", path, line)
             if split and of is not None:
@@ -348,36 +370,41 @@ def parse_line_clock(
                     line,
                 )
     inputs = outputs = None
+    channels: tuple[tuple[str, tuple[Json, ...]], ...] | None = None
     if event == "init":
         if "inputs" in obj:
             inputs = _field_names(obj, "inputs", path, line)
         if "outputs" in obj:
             outputs = _field_names(obj, "outputs", path, line)
-    channels: tuple[tuple[str, tuple[Json, ...]], ...] | None = None
-    if event == "complete" and "channels" in obj:
+    elif event == "complete" and "channels" in obj:
         ch = obj["channels"]
         if not (isinstance(ch, dict) and all(isinstance(v, list) for v in ch.values())):
             raise _bad(
                 f"'channels' must map sources to lists of payloads, got {_dump(ch)}", path, line
             )
         channels = tuple(sorted((str(k), tuple(cast(list[Json], v))) for k, v in ch.items()))
-    return LogEvent(
-        node,
-        seq,
-        event,
-        None,
-        channel,
-        msg,
-        snapshot,
-        cast(Json, obj.get("state")),
-        "state" in obj,
-        channels,
-        path,
-        line,
-        of,
-        inputs,
-        outputs,
-        split,
+    # tuple.__new__ makes the named tuple from its fields at C speed (its own __new__ is
+    # a Python function); the order is LogEvent's.
+    return _NEW(
+        LogEvent,
+        (
+            node,
+            seq,
+            event,
+            None,
+            channel,
+            msg,
+            snapshot,
+            get("state"),
+            has_state,
+            channels,
+            path,
+            line,
+            of,
+            inputs,
+            outputs,
+            split,
+        ),
     ), vc
 
 
@@ -432,6 +459,9 @@ class LogFile:
         self.tolerant = tolerant
         self.events = 0
         self.cut_reason: str | None = None
+        #: the events left, each without its clock and with its clock (a generator:
+        #: ``next(clocked, None)`` is the cheapest call per line there is)
+        self.clocked: Iterator[tuple[LogEvent, Mapping[str, int] | None]] = self._clocked()
 
     @property
     def progress(self) -> float:
@@ -447,39 +477,36 @@ class LogFile:
 
     def next_clocked(self) -> tuple[LogEvent, Mapping[str, int] | None] | None:
         """The next event of the file without its clock, and its clock; None at the end."""
-        reader = self.reader
-        while True:
-            line = reader.next_line()
-            if line is None:
-                return None
-            no, raw = line
+        return next(self.clocked, None)
+
+    def _clocked(self) -> Iterator[tuple[LogEvent, Mapping[str, int] | None]]:
+        reader, path = self.reader, self.path
+        for raw in reader:
+            no = reader.line
             if reader.cut:
                 if self.tolerant:
                     self.cut_reason = (
-                        f"the last line of {self.path} (line {no}) is cut short: its process "
+                        f"the last line of {path} (line {no}) is cut short: its process "
                         "stopped in the middle of writing it"
                     )
-                    return None
+                    return
                 try:
-                    got = self._parse(raw, no)
+                    got = parse_line_clock(raw, path=path, line=no)
                 except InputError as exc:
                     said = exc.message.removeprefix(f"{exc.path}:{exc.line}: ")
                     raise InputError(
                         f"the last line is cut short ({said}): the writer stopped in the "
                         "middle of a line, so the log's end is lost",
                         code="RL-INPUT-LOG-LOST",
-                        path=self.path,
+                        path=path,
                         line=no,
                     ) from None
+            elif raw and not raw.isspace():  # (as `raw.strip()`, without copying the line)
+                got = parse_line_clock(raw, path=path, line=no)
             else:
-                if not raw.strip():
-                    continue
-                got = self._parse(raw, no)
+                continue  # a blank line
             self.events += 1
-            return got
-
-    def _parse(self, raw: bytes, no: int) -> tuple[LogEvent, Mapping[str, int] | None]:
-        return parse_line_clock(raw, path=self.path, line=no)
+            yield got
 
 
 def dump_log(lines: Iterable[Mapping[str, Json]]) -> str:

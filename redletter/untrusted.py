@@ -47,9 +47,14 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final, cast
+
+# orjson: a strict JSON parser (Rust), about four times as fast as the json module's C
+# scanner.  An event log has millions of lines, and json alone took a third of the
+# time `conform validate` may spend on one (issue 28's 50,000 events a second).
+import orjson
 
 from redletter.errors import InputError
 
@@ -88,7 +93,8 @@ MAX_TRACE_BYTES: Final = 256 * _MiB
 #: NDJSON event logs: a few hundred bytes an event, so about a million events.
 MAX_LOG_BYTES: Final = 256 * _MiB
 #: Event logs read a line at a time (``conform validate``): the most read in one run,
-#: all files together.  Memory does not grow with it; time does (about 20 s a GiB).
+#: all files together.  Memory does not grow with it; time does (about 30 s per 100 MiB on
+#: one core: bench/bench_logs.py).
 MAX_LOGS_TOTAL: Final = 4 * 1024 * _MiB
 #: The longest line :class:`LineReader` accepts (one event of an event log).
 MAX_LINE_BYTES: Final = 64 * _MiB
@@ -138,9 +144,23 @@ def loads(
     """Parse JSON from outside the kit (see the module docstring).  ``line`` is the
     line ``data`` starts on in its file (for one line of an NDJSON file)."""
     first = line if line is not None else 1
+    if isinstance(data, bytes) and max_digits >= 18 and _LONG not in data.translate(_DIGITS):
+        # The common case, in orjson.  It reads every text it accepts as json does, but
+        # for integers past 64 bits, which it makes floats: a text with 19 digits in a
+        # row is read by json below.  What it refuses (not UTF-8, not JSON, NaN, a lone
+        # surrogate, nesting past 1024, a number past a double's range) is read again
+        # below, which names the problem, or reads it as json does (1e400, deep nesting).
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
     # Text decoded here from UTF-8 holds no surrogate: strict decoding refuses them.
     if isinstance(data, bytes):
-        decoded, text = True, decode_utf8(data, path=path, code=code, line=first)
+        decoded = True
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:  # said with its line and column
+            text = decode_utf8(data, path=path, code=code, line=first)
     else:
         decoded, text = False, data
     if len(text) <= max_digits and "\\u" not in text:
@@ -213,6 +233,11 @@ def _refuse_constant(name: str) -> Any:
 _SCAN: Final[Callable[[str, int], tuple[Any, int]]] = cast(
     Any, json.JSONDecoder(parse_constant=_refuse_constant)
 ).scan_once
+
+#: Every ASCII digit made ``0``, every other byte a space (``bytes.translate``), and
+#: the run of digits that may be an integer orjson reads differently (see :func:`loads`).
+_DIGITS: Final = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG: Final = b"0" * 19
 
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -496,6 +521,7 @@ class LineReader:
         self._lines: list[bytes] = []
         self._i = 0
         self._eof = False
+        self._iter: Iterator[bytes] | None = None
         try:
             st = os.stat(self.path)
         except OSError as exc:
@@ -546,21 +572,31 @@ class LineReader:
         self._i = 0
         return True
 
+    def __iter__(self) -> Iterator[bytes]:
+        """The lines left, each without its newline (:attr:`line`: the number of the
+        last one given; :attr:`cut`: it had no newline, the writer stopped in it)."""
+        while True:
+            lines = self._lines
+            while self._i < len(lines):
+                raw = lines[self._i]
+                self._i += 1
+                self.line += 1
+                self.consumed += len(raw) + 1
+                yield raw
+            if not self._fill():
+                break
+        if self._rest:
+            raw, self._rest = self._rest, b""
+            self.line += 1
+            self.cut = True
+            yield raw
+
     def next_line(self) -> tuple[int, bytes] | None:
         """The next line (its number and its bytes, without the newline), or None."""
-        while self._i >= len(self._lines):
-            if not self._fill():
-                if self._rest:
-                    raw, self._rest = self._rest, b""
-                    self.line += 1
-                    self.cut = True
-                    return self.line, raw
-                return None
-        raw = self._lines[self._i]
-        self._i += 1
-        self.line += 1
-        self.consumed += len(raw) + 1
-        return self.line, raw
+        if self._iter is None:
+            self._iter = iter(self)
+        raw = next(self._iter, None)
+        return None if raw is None else (self.line, raw)
 
     @property
     def progress(self) -> float:

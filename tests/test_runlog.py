@@ -19,6 +19,7 @@ from redletter.conformance.judges.runlog import conserved_sum, validate_run_file
 from redletter.errors import InputError
 from redletter.project import find_project
 from redletter.python_model.config import load_model
+from redletter.untrusted import loads
 
 Ev = dict[str, Any]
 
@@ -1070,6 +1071,28 @@ def test_a_lone_surrogate_is_bad_input_naming_the_line(
         "(half of a UTF-16 pair, which no Unicode text holds) in a string; write the "
         "character itself, or both halves of its pair"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1180591620717411303424}',  # 2**70: past 64 bits
+        '{"a": 1180591620717411303425, "b": [-9223372036854775809, 18446744073709551616]}',
+        '{"a": 9223372036854775807, "b": -9223372036854775808, "c": 18446744073709551615}',
+        '{"a": 1e400, "b": -1e400, "c": 1e-400}',  # inf, -inf and 0.0, as json reads them
+        '{"a": 0.1, "b": 1.0, "c": -0.0, "d": 1E2, "e": 5e-324, "f": 1.7976931348623157e308}',
+        '{"a": 1, "a": 2, "b": true, "c": null, "d": "x\\ud83d\\ude00\\u00e9\\n"}',
+        "  [1, [2, [3, {}]]]  ",
+    ],
+)
+def test_a_log_line_is_read_as_the_json_module_reads_it(text: str) -> None:
+    """The fast reader (orjson) gives what json gives, type for type: an integer past
+    64 bits stays an integer (orjson would make it a float, so two different payloads
+    would compare equal), and 1e400 is inf as before."""
+    got = loads(text.encode(), path="x", code="RL-INPUT-LOG", line=1)
+    want = json.loads(text)
+    assert repr(got) == repr(want)
+    assert json.dumps(got) == json.dumps(want)
 
 
 def test_no_line_is_printed_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,7 +52,7 @@ returns.
 from __future__ import annotations
 
 import json
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,7 +85,6 @@ __all__ = [
 
 Json: TypeAlias = p.JsonValue
 Chan: TypeAlias = tuple[str, str]
-Key: TypeAlias = tuple[str, int]  #: (node, seq): one event
 
 #: The most findings kept of each kind (the others are counted).
 MAX_FINDINGS: Final = 1000
@@ -173,6 +172,9 @@ def _canon(v: Json) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+_NESTED: Final = (dict, list)
+
+
 def _same(a: object, b: object) -> bool:
     """Whether two JSON values are the same value: as their canonical texts compare
     (``1`` is not ``1.0`` nor ``true``), without writing them."""
@@ -181,7 +183,13 @@ def _same(a: object, b: object) -> bool:
         return False
     if t is dict:
         d, e = cast(dict[str, object], a), cast(dict[str, object], b)
-        return d.keys() == e.keys() and all(_same(d[k], e[k]) for k in d)
+        if d.keys() != e.keys():
+            return False
+        for k, v in d.items():  # (a loop: faster than all() of a generator)
+            w = e[k]
+            if type(v) is not type(w) or (v != w if type(v) not in _NESTED else not _same(v, w)):
+                return False
+        return True
     if t is list:
         x, y = cast(list[object], a), cast(list[object], b)
         return len(x) == len(y) and all(map(_same, x, y))
@@ -266,12 +274,13 @@ class _Msg:
     __slots__ = ("chan", "recv", "rpos", "rspos", "rstate", "spos", "sstate", "value", "wpos",
                  "write")  # fmt: skip
 
-    def __init__(self, chan: Chan, value: Json) -> None:
+    def __init__(
+        self, chan: Chan, value: Json, sstate: LogEvent | None = None, spos: int = -1
+    ) -> None:
         self.chan, self.value = chan, value
         self.write: LogEvent | None = None
         self.wpos = -1
-        self.sstate: LogEvent | None = None
-        self.spos = -1
+        self.sstate, self.spos = sstate, spos
         self.recv: LogEvent | None = None
         self.rpos = -1
         self.rstate: LogEvent | None = None
@@ -336,8 +345,10 @@ class _Snap:
     #: Lemma 0 and 1: the window from the first machine turning red to the last red letter
     s0: int = -1
     sf: int = -1
-    white: dict[Chan, deque[_Msg]] = field(default_factory=dict)
-    red: dict[Chan, list[tuple[int, str, Json, LogEvent | None]]] = field(default_factory=dict)
+    white: defaultdict[Chan, deque[_Msg]] = field(default_factory=lambda: defaultdict(deque))
+    red: defaultdict[Chan, list[tuple[int, str, Json, LogEvent | None]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     final: dict[Chan, list[Json]] = field(default_factory=dict)
     lemma0: Divergence | None = None
     local: dict[str, tuple[object, LogEvent]] = field(default_factory=dict)  #: state before rec
@@ -369,7 +380,7 @@ class _Judge:
         self.chans: dict[Chan, None] = {}
         self.undeclared = False
         self.nodes: dict[str, None] = {}
-        self.by_write: dict[Key, _Msg] = {}
+        self.by_write: dict[int, _Msg] = {}  #: id of the send event -> its message
         self.in_channel: dict[Chan, dict[int, _Msg]] = {}  #: written, state not yet taken in
         self.pend_write: dict[str, dict[int, _Msg]] = {}  #: applied, not yet written
         self.pend_state: dict[str, dict[int, _Msg]] = {}  #: written, state change later
@@ -463,7 +474,8 @@ class _Judge:
                 self.undeclared = True
         if e == "send" or e == "receive":
             assert ev.channel is not None and ev.msg is not None
-            self.add_chan(ev.channel)
+            if ev.channel not in self.chans:
+                self.add_chan(ev.channel)
             if ev.msg[0] == "marker":
                 if e == "send":
                     self.marker_send(ev, pos)
@@ -477,7 +489,7 @@ class _Judge:
         elif e == "apply":
             self.apply(ev, pos)
         elif e == "internal":
-            self.set_state(ev, atomic=True)
+            self.set_state(ev, True)
         elif e == "init":
             self.init[ev.node] = ev.state
             self.want = None  # the initial total, counted again
@@ -510,17 +522,17 @@ class _Judge:
                 self.complete(sn, ev, pos)
             # close_channel: the judge knows from the red letters when a channel closes
 
-    def set_state(self, ev: LogEvent, *, atomic: bool) -> None:
+    def set_state(self, ev: LogEvent, atomic: bool) -> None:
         """A state change (``atomic``: the event is one; else only when it says its state)."""
         if ev.has_state:
             self.state[ev.node] = ev.state
-            self.state_at[ev.node] = ev
         elif atomic:
             self.state[ev.node] = _UNKNOWN
-            self.state_at[ev.node] = ev
         else:
             return
-        self.count_state(ev)
+        self.state_at[ev.node] = ev
+        if self.amount is not None:
+            self.count_state(ev)
 
     # -- sends ------------------------------------------------------------------------------
 
@@ -543,29 +555,29 @@ class _Judge:
                     f"this send writes {show(ev.value)}, but its state change "
                     f"({msg.sstate.where if msg.sstate else '?'}) is of {show(msg.value)}",
                 )
-            self.set_state(ev, atomic=False)
-        else:
-            msg = _Msg(c, ev.value)
-            if not ev.split:
-                msg.sstate, msg.spos = ev, pos
-                self.set_state(ev, atomic=True)
+            self.set_state(ev, False)
+        elif not ev.split:  # one atomic step: the write is the state change
+            msg = _Msg(c, ev.msg[1], ev, pos)
+            self.set_state(ev, True)
+            if self.amount is not None:
                 self.count_flight(msg, 1)
-            else:
-                self.pend_state.setdefault(node, {})[ev.seq] = msg
-                self.set_state(ev, atomic=False)
+        else:
+            msg = _Msg(c, ev.msg[1])
+            self.pend_state.setdefault(node, {})[ev.seq] = msg
+            self.set_state(ev, False)
         msg.write, msg.wpos = ev, pos
-        self.by_write[(node, ev.seq)] = msg
-        self.in_channel.setdefault(c, {})[id(msg)] = msg
+        self.by_write[id(ev)] = msg
+        self.in_channel[c][id(msg)] = msg  # (add_chan made it)
         for sn in self.snaps.values():
             self.sides_at_write(sn, msg, ev, pos)
             if sn.s0 >= 0 and sn.sf < 0:
                 rec = sn.rec_pos.get(node)
                 if msg.spos >= 0 and (rec is None or msg.spos < rec):
-                    sn.white.setdefault(c, deque()).append(msg)
+                    sn.white[c].append(msg)
                 elif msg.spos >= 0 or rec is not None:  # red: its state change is after
-                    sn.red.setdefault(c, []).append((pos, "send", msg.value, None))
+                    sn.red[c].append((pos, "send", msg.value, None))
                 else:  # its state change is still to come: white until it comes
-                    sn.white.setdefault(c, deque()).append(msg)
+                    sn.white[c].append(msg)
 
     def sides_at_write(self, sn: _Snap, msg: _Msg, ev: LogEvent, pos: int) -> None:
         """At a write: does the channel stream put the message on the same side of
@@ -624,8 +636,9 @@ class _Judge:
                 msg.sstate, msg.spos = ev, pos
                 for sn in self.snaps.values():
                     self.late_state_change(sn, msg, ev, pos)
-            self.set_state(ev, atomic=True)
-            self.count_flight(msg, 1)
+            self.set_state(ev, True)
+            if self.amount is not None:
+                self.count_flight(msg, 1)
             return
         # the application of a receipt
         if ev.of is None:
@@ -642,7 +655,7 @@ class _Judge:
                 f"split receive on {show_chan(c)} still waiting to be applied",
             )
         self.check_value(ev, held)
-        self.set_state(ev, atomic=True)
+        self.set_state(ev, True)
         self.taken_in(held, ev, pos)
 
     def check_value(self, ev: LogEvent, msg: _Msg) -> None:
@@ -735,9 +748,9 @@ class _Judge:
                 None,
                 pos,
             )
-        msg = self.by_write.pop((m.send.node, m.send.seq), None) if m.send is not None else None
+        msg = self.by_write.pop(id(m.send), None) if m.send is not None else None
         if msg is None:  # its send is not in the logs (the run is said to be cut)
-            msg = _Msg(c, ev.value)
+            msg = _Msg(c, ev.msg[1])  # type: ignore[index]
         msg.recv, msg.rpos = ev, pos
         self.last_recv[c] = ev
         for sn in self.snaps.values():
@@ -747,16 +760,18 @@ class _Judge:
                 sn.due.setdefault(c, []).append(ev)
         if ev.split:
             self.held.setdefault(node, {})[ev.seq] = msg
-            self.set_state(ev, atomic=False)
+            self.set_state(ev, False)
             self.remember(c, ev, msg)
             return
-        self.set_state(ev, atomic=True)
+        self.set_state(ev, True)
         self.remember(c, ev, msg)
         self.taken_in(msg, ev, pos)
 
     def remember(self, c: Chan, ev: LogEvent, msg: _Msg | None) -> None:
         """Keep a receipt a record_message may name later (see :meth:`lookup`)."""
-        q = self.recent.setdefault(c, deque())
+        q = self.recent.get(c)
+        if q is None:
+            q = self.recent[c] = deque()
         q.append((ev, msg))
         if len(q) > 32:  # trimmed now and then: what no open snapshot may record
             low = self.keep_from(c)
@@ -779,15 +794,15 @@ class _Judge:
         """The receiver's state change of ``msg`` (the receipt, or its apply)."""
         msg.rstate, msg.rspos = ev, pos
         c = msg.chan
-        self.in_channel.get(c, {}).pop(id(msg), None)
-        if msg.sstate is not None or msg.write is not None:
+        self.in_channel[c].pop(id(msg), None)  # (add_chan made it at the receipt)
+        if self.amount is not None and (msg.sstate is not None or msg.write is not None):
             self.count_flight(msg, -1)
         node = ev.node
         for sn in self.snaps.values():
             if sn.s0 < 0 or sn.sf >= 0:
                 continue
             if node not in sn.rec:  # a white machine takes it: Lemma 0's replay
-                q = sn.white.setdefault(c, deque())
+                q = sn.white[c]
                 if q and q[0] is msg:
                     q.popleft()
                     continue
@@ -816,7 +831,7 @@ class _Judge:
                 if msg in q:
                     q.remove(msg)
             else:
-                sn.red.setdefault(c, []).append((pos, "take", msg.value, ev))
+                sn.red[c].append((pos, "take", msg.value, ev))
 
     def late_take(self, sn: _Snap, ev: LogEvent, pos: int) -> None:
         """A message taken from a channel whose red letter arrived, before recording."""
