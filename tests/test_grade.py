@@ -105,7 +105,7 @@ def test_a_class_is_graded_on_spark_as_without_it(tmp_path: Path) -> None:
     assert rows["al"]["disagreement"].startswith("The course's test fails in "), rows["al"]
     assert "golden .snap files" in rows["al"]["disagreement"]
     assert rows["ed"]["course_verdict"] == "" and rows["ed"]["first_explanation"].startswith(
-        "the package does not build (go test -vet=off -c -o pkg.test .): "
+        "the package does not build (go build .): ./server.go:"
     )
     # The failing run's report is cos418 test's: its diagram, expected vs recorded.
     report = tmp_path / "spark" / rows["cy"]["failure_report"]
