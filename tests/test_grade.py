@@ -119,7 +119,7 @@ def test_a_class_is_graded_on_spark_as_without_it(tmp_path: Path) -> None:
     with (out / "gradebook.csv").open() as f:
         assert [r["submission"] for r in csv.DictReader(f)] == list(CLASS)
     html = (out / "gradebook.html").read_text()
-    assert "count <b>failed runs</b> in each class of scenario" in html
+    assert "counts <b>failed runs</b> in each class of scenario" in html
     assert "<th title='failed runs of the same-tick scenarios'>failed: same-tick</th>" in html
     for name in CLASS:
         assert f"href='reports/{name}/report.html'" in html
