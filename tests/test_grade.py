@@ -120,7 +120,10 @@ def test_a_class_is_graded_on_spark_as_without_it(tmp_path: Path) -> None:
         assert [r["submission"] for r in csv.DictReader(f)] == list(CLASS)
     html = (out / "gradebook.html").read_text()
     assert "counts <b>failed runs</b> in each class of scenario" in html
-    assert "<th title='failed runs of the same-tick scenarios'>failed: same-tick</th>" in html
+    assert (
+        "<th title='failed runs of the one, sequential, concurrent, same-tick scenarios'>"
+        "failed runs: one / sequential / concurrent / same-tick</th>"
+    ) in html
     for name in CLASS:
         assert f"href='reports/{name}/report.html'" in html
         assert (out / "reports" / name / "report.html").is_file()
