@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from redletter.errors import InputError
 from redletter.manifest import Comparison, Manifest, ModelEntry, compare, load_manifest
 from redletter.project import Project
-from redletter.tlc import Progress, TlcResult, run_tlc
+from redletter.tlc import Progress, TlcResult, run_sany_all, run_tlc
 from redletter.toolchain import require_java, require_tlc_jar
 
 CrosscheckHook = Callable[[ModelEntry, TlcResult], str]
@@ -26,6 +26,16 @@ TlcArgsHook = Callable[[ModelEntry], Sequence[str]]
 (e.g. ``-dump dot,actionlabels <file>``), so that TLC runs once per model."""
 
 NO_CROSSCHECK = "—"
+
+SMALL_MODEL_STATES = 10_000
+"""A model the manifest gives fewer distinct states than this (or one that must
+fail, which TLC stops at its first violation) runs TLC with the JVM's quick compiler
+only (:func:`redletter.tlc.tlc_command`'s ``small``)."""
+
+
+def is_small(entry: ModelEntry) -> bool:
+    """True when TLC's run of ``entry`` is short (see :data:`SMALL_MODEL_STATES`)."""
+    return entry.expect != "success" or entry.distinct < SMALL_MODEL_STATES
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,10 @@ def check_models(
     """
     require_java()
     jar = require_tlc_jar(project.cache_dir)
+    # Every model parsed in one SANY run (a spec error names its module, file and
+    # line before any TLC starts); TLC then skips its separate SANY run.
+    modules = [project.spec_dir / f"{e.model}.tla" for e in entries]
+    run_sany_all([m for m in modules if m.is_file()], jar=jar)  # a missing one: run_tlc says
     obs = observer or CheckObserver()
     lock = threading.Lock()
 
@@ -108,6 +122,8 @@ def check_models(
             workers=workers,
             extra_args=tlc_args(entry) if tlc_args is not None else (),
             on_progress=on_progress,
+            sany=False,
+            small=is_small(entry),
         )
         cross = crosscheck_hook(entry, result) if crosscheck_hook is not None else NO_CROSSCHECK
         row = CheckRow(comparison=compare(entry, result), crosscheck=cross)

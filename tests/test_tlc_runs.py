@@ -12,7 +12,7 @@ from redletter.cli import main
 from redletter.errors import Exit, SpecError
 from redletter.manifest import load_manifest
 from redletter.project import Project
-from redletter.tlc import Progress, ResultKind, run_sany, run_tlc
+from redletter.tlc import Progress, ResultKind, run_sany, run_sany_all, run_tlc
 
 pytestmark = pytest.mark.tlc
 
@@ -33,6 +33,19 @@ def test_semantic_error_names_file_and_line(specs: Path, tlc_jar: Path) -> None:
         f"{specs / 'Sem.tla'}:5: col 14: SANY found a semantic error in module Sem: "
         "Unknown operator: `y'. — fix the spec and run the check again."
     )
+
+
+def test_one_sany_run_for_many_modules_names_the_module_in_error(
+    specs: Path, tlc_jar: Path
+) -> None:
+    """`redletter check` parses a whole suite in one SANY run; an error found there is
+    reported exactly as the module's own run reports it (module, file, line)."""
+    clean = [specs / "Counter.tla", specs / "Instanced.tla"]
+    run_sany_all(clean, jar=tlc_jar)  # no error
+    with pytest.raises(SpecError) as info:
+        run_sany_all([*clean, specs / "Sem.tla"], jar=tlc_jar)
+    assert (info.value.path, info.value.line) == (str(specs / "Sem.tla"), 5)
+    assert "SANY found a semantic error in module Sem: Unknown operator: `y'." in str(info.value)
 
 
 def test_parse_error_names_file_and_line(specs: Path, tlc_jar: Path) -> None:
