@@ -27,7 +27,6 @@ generator and the model's source.
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import re
 import tempfile
@@ -54,6 +53,7 @@ from redletter.python_model.itf import (
     FrozenJson,
     ItfState,
     freeze_json,
+    json_text,
     read_itf,
     thaw_json,
     trace_to_json,
@@ -224,7 +224,7 @@ def trace_to_itf(trace: Trace, cfg: ModelConfig | None = None) -> dict[str, Any]
 def write_trace(path: Path, trace: Trace, cfg: ModelConfig | None = None) -> Path:
     """Write ``trace`` as ITF to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(trace_to_itf(trace, cfg), indent=1) + "\n", encoding="utf-8")
+    path.write_text(json_text(trace_to_itf(trace, cfg)), encoding="utf-8")
     return path
 
 
@@ -252,7 +252,7 @@ def write_schedule(path: Path, trace: Trace) -> Path:
         "steps": [{"action": a, "params": thaw_json(ps)} for a, ps in trace.steps],
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json_text(doc), encoding="utf-8")
     return path
 
 

@@ -326,7 +326,10 @@ LEMMA_MUTANTS = [m for m in MUTANTS if m[0] != "StarterOnly"]  # StarterOnly nev
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "overrides"),
-    _cases(LEMMA_MUTANTS, {"StopAtFirst", "TurnsRedInAll", "AnyPosition", "LateEnqueue"}),
+    # CI time: all in `make test-long` (NoRecording alone searched 55-95 s); in CI the
+    # three-way lemma check's finding of mutants is tested on TLC's must-fail models
+    # (tests/test_lemmas.py) and on the stateful machine with the spec's checks above
+    _cases(LEMMA_MUTANTS, {m[0] for m in LEMMA_MUTANTS}),
 )
 def test_the_three_lemma_checks_alone_find_each_mutant(
     name: str, overrides: dict[str, str], capsys: pytest.CaptureFixture[str]

@@ -5,7 +5,6 @@ first stage's induction, EWD 864's lemmas by induction, and trace synthesis on z
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -44,10 +43,11 @@ def _params(procs: int, snapshots: int, mutant: str, record_capacity: int) -> Sy
 
 
 def _write_itf(trace: Trace, path: Path | None, meta: dict[str, object]) -> None:
+    from redletter.python_model.itf import json_text
     from redletter.python_model.symbolic import trace_to_itf
 
     if path is not None:
-        text = json.dumps(trace_to_itf(trace, meta), indent=1) + "\n"
+        text = json_text(trace_to_itf(trace, meta))
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
