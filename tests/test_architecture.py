@@ -81,6 +81,12 @@ def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
 
 
 @cache
+def _ast(path: Path) -> ast.Module:
+    """``path`` parsed, once for all the tests of a process (each walks every file)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
 def import_graph() -> dict[str, frozenset[str]]:
     """Module -> the kit's modules it imports, at any depth of its source."""
     files = dict(_module_files())
@@ -89,7 +95,7 @@ def import_graph() -> dict[str, frozenset[str]]:
     for module, path in files.items():
         is_package = path.name == "__init__.py"
         targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_ast(path)):
             found: list[str] = []
             if isinstance(node, ast.Import):
                 found = [a.name for a in node.names]
@@ -196,7 +202,7 @@ def test_no_generic_top_level_import_names() -> None:
     paths = [p for _, p in _module_files()]
     paths += [*(ROOT / "tests").rglob("*.py"), *(ROOT / "bench").rglob("*.py")]
     for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_ast(path)):
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0:
@@ -228,7 +234,7 @@ def test_help_loads_neither_z3_nor_pyspark(args: list[str]) -> None:
 
 def _imports_of(path: Path) -> Iterator[tuple[int, str]]:
     """Every module name ``path`` imports (absolute imports, at any depth)."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_ast(path)):
         if isinstance(node, ast.Import):
             yield from ((node.lineno, a.name) for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -255,7 +261,7 @@ def test_no_print_outside_the_command_room() -> None:
         f"{module}:{node.lineno}"
         for module, path in _module_files()
         if layer_of(module) != roof
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(_ast(path))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == "print"
@@ -268,7 +274,7 @@ def test_only_the_reporter_makes_consoles() -> None:
     makers = sorted(
         module
         for module, path in _module_files()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(_ast(path))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name | ast.Attribute)
         and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "Console"
