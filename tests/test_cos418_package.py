@@ -561,10 +561,10 @@ def test_the_command_end_to_end_as_json_lists_every_run(gallery: Path, tmp_path:
 @pytest.mark.go
 @pytest.mark.slow
 # CI time (about 100 s, most of it Go building its standard library into the new
-# user's empty cache): `make test-long` runs it.  In CI,
-# tests/test_install.py::test_each_command_keeps_its_files_in_the_callers_folder_and_prints_commands_that_run[wheel]
-# runs `cos418 test` from the wheel outside the checkout, with its store and report
-# in the caller's folder, on a warm cache.
+# user's empty cache): `make test-long` runs it.  In CI, test_install.py's
+# test_each_command_keeps_its_files_in_the_callers_folder_...[wheel] runs `cos418
+# test` from the wheel outside the checkout, with its store and report in the
+# caller's folder, on a warm cache.
 @pytest.mark.long
 @needs_go
 # A new user's first run builds the wheel, the standard library for the package's

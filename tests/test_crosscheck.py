@@ -60,6 +60,7 @@ def token2(tlc_jar: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         check_deadlock=False,
         workers=1,  # the depth is compared: with several workers TLC does not promise it
         extra_args=dump_args(base),
+        small=True,
     )
     py = explore(cfg, graph=True)
     assert py.graph is not None
