@@ -148,6 +148,13 @@ class Outcome:
     overlaps: int  #: reads during which the package's goroutine wrote the log
 
 
+def _as_descriptor_3(fd: int) -> None:
+    """In the child: fd as descriptor 3, kept across exec (os.open's descriptors
+    are not inherited, and dup2 onto itself would leave fd 3 so)."""
+    os.dup2(fd, 3)
+    os.set_inheritable(3, True)
+
+
 def run_probed(binary: Path, case: Case, seed: int, procs: int, work: Path) -> Outcome:
     request = _request(case.topology, case.scenario, seed, RunLimits(), "00")
     channel = work / "channel"
@@ -160,7 +167,7 @@ def run_probed(binary: Path, case: Case, seed: int, procs: int, work: Path) -> O
             capture_output=True,
             env={"PATH": "/usr/bin:/bin", "GODEBUG": "randseednop=0", "GOMAXPROCS": str(procs)},
             close_fds=False,  # the child's descriptor 3 is fd, made below
-            preexec_fn=lambda: os.dup2(fd, 3) and None,
+            preexec_fn=lambda: _as_descriptor_3(fd),
             timeout=120,
         )
     finally:
