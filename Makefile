@@ -108,14 +108,17 @@ PYTEST_RUN = rc=0; $(BIN)/pytest $(1) || rc=$$?; \
 	exit $$rc
 
 # Test workers (pytest-xdist): the suites keep two cores busy; TEST_JOBS=0 runs in one process.
+# The slow tests wait much of their time (Go runs, Spark, processes killed and resumed):
+# three workers keep two cores busy there (SLOW_JOBS=0 runs them in one process).
 TEST_JOBS ?= 2
+SLOW_JOBS ?= 3
 
 test: venv tlc $(TEST_STAMPS) ## Run the fast tests (everything not marked slow or long) on TEST_JOBS workers; no tests collected is a failure
 	@$(call PYTEST_RUN,-m "not slow and not long" -n $(TEST_JOBS) --durations=15)
 
 test-slow: venv tlc $(TEST_STAMPS) go-node ## Run the slow tests CI runs (each guards something no fast test does)
 	@$(MAKE) --no-print-directory browser || echo "note: no Chromium, so the browser tests will be skipped (see make browser)"
-	@$(call PYTEST_RUN,-m "slow and not long" -n $(TEST_JOBS) $(if $(filter 0,$(TEST_JOBS)),,--maxschedchunk 1) --durations=15)
+	@$(call PYTEST_RUN,-m "slow and not long" -n $(SLOW_JOBS) $(if $(filter 0,$(SLOW_JOBS)),,--maxschedchunk 1) --durations=15)
 
 test-browser: venv tlc $(call extra_stamp,dev) $(call extra_stamp,browser) ## Run only the browser tests (the explorer and a run report in headless Chromium)
 	@$(MAKE) --no-print-directory browser

@@ -193,6 +193,10 @@ def test_bad_runner_and_table(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+# CI time: `make test-long` runs it; in CI the same kill and resume of `pipeline
+# campaign` runs with a node command (test_pipeline_runners.py's
+# test_resume_after_kill_with_node_command), this one with a --runner
+@pytest.mark.long
 def test_resume_after_kill(spark: SparkSession, tmp_path: Path) -> None:
     n = 40
     traces = _traces(tmp_path / "t", n, sleep=0.25)

@@ -310,7 +310,7 @@ def _cases(mutants: list[tuple[str, dict[str, str]]], long: set[str]) -> list[ob
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "overrides"),
-    _cases(MUTANTS, {"StopAtFirst", "TurnsRedInAll", "LateEnqueue", "NoRecording"}),
+    _cases(MUTANTS, {"StopAtFirst", "TurnsRedInAll", "LateEnqueue", "NoRecording", "StarterOnly"}),
 )
 def test_hypothesis_finds_and_shrinks_each_mutant(
     name: str, overrides: dict[str, str], capsys: pytest.CaptureFixture[str]
