@@ -35,7 +35,7 @@ TEST_EXTRAS ?= $(EXTRAS)
 extra_stamp = $(VENV)/.extra-$(1)-stamp
 TEST_STAMPS := $(foreach e,$(TEST_EXTRAS),$(call extra_stamp,$(e)))
 
-.PHONY: bench docs test-slow test-ci test-long test-browser browser go-node help venv tlc flink flink-results check check-large check-teeth check-apalache test lint crosscheck clean distclean extras $(addprefix extra-,$(EXTRAS))
+.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc flink flink-results check check-large check-teeth check-apalache test lint crosscheck clean distclean extras $(addprefix extra-,$(EXTRAS))
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -118,21 +118,13 @@ SLOW_JOBS ?= 3
 # commands start compiles the kit's modules again, about 0.45 s of CPU each
 # (measured: importing the cos418 command and the judges, 1.05 s against 0.6 s).
 unexport PYTHONDONTWRITEBYTECODE
-# A module whose fixtures cost much keeps its tests on one worker (tests/conftest.py,
-# GROUPED); every other test is a unit of its own, dealt one at a time in the order
-# tests/conftest.py sorts them (longest modules first: FIRST).
-XDIST_GROUPS = --dist loadgroup --no-loadscope-reorder
 
 test: venv tlc $(TEST_STAMPS) ## Run the fast tests (everything not marked slow or long) on TEST_JOBS workers; no tests collected is a failure
-	@$(call PYTEST_RUN,-m "not slow and not long" -n $(TEST_JOBS) $(XDIST_GROUPS) --durations=15)
+	@$(call PYTEST_RUN,-m "not slow and not long" -n $(TEST_JOBS) --durations=15)
 
 test-slow: venv tlc $(TEST_STAMPS) go-node ## Run the slow tests CI runs (each guards something no fast test does)
 	@$(MAKE) --no-print-directory browser || echo "note: no Chromium, so the browser tests will be skipped (see make browser)"
-	@$(call PYTEST_RUN,-m "slow and not long" -n $(SLOW_JOBS) $(XDIST_GROUPS) --durations=15)
-
-test-ci: venv tlc $(TEST_STAMPS) go-node ## CI's tests: the fast and the slow ones in one session on SLOW_JOBS workers, the longest first (no worker waits at the end of a phase)
-	@$(MAKE) --no-print-directory browser || echo "note: no Chromium, so the browser tests will be skipped (see make browser)"
-	@$(call PYTEST_RUN,-m "not long" -n $(SLOW_JOBS) $(XDIST_GROUPS) --durations=25)
+	@$(call PYTEST_RUN,-m "slow and not long" -n $(SLOW_JOBS) $(if $(filter 0,$(SLOW_JOBS)),,--maxschedchunk 1) --durations=15)
 
 test-browser: venv tlc $(call extra_stamp,dev) $(call extra_stamp,browser) ## Run only the browser tests (the explorer and a run report in headless Chromium)
 	@$(MAKE) --no-print-directory browser

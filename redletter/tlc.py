@@ -571,7 +571,7 @@ def run_tlc(
     """Model-check ``spec_dir/<model>.tla`` with ``spec_dir/<model>.cfg``.
 
     Runs SANY first (a spec error raises :class:`SpecError` naming file and
-    line), then TLC with its state queue under ``cache_dir/tlc-states/<model>``
+    line), then TLC with its state queue under ``cache_dir/tlc-states/<model>-*`` (its own)
     so the spec directory stays clean.  TLC's full output goes to
     ``cache_dir/tlc-logs/<model>.log``; ``on_progress`` is called for every
     ``Progress(...)`` report while TLC runs.  ``extra_args`` are passed to TLC
@@ -589,12 +589,13 @@ def run_tlc(
             )
     if sany:
         run_sany(module_file, jar=jar, java=java)
-    metadir = cache_dir / "tlc-states" / model
-    shutil.rmtree(metadir, ignore_errors=True)
-    metadir.parent.mkdir(parents=True, exist_ok=True)
-    # a java.io.tmpdir of its own per model (see tlc_command)
-    tmpdir = cache_dir / "tlc-tmp" / model
-    tmpdir.mkdir(parents=True, exist_ok=True)
+    # A state queue and a java.io.tmpdir (see tlc_command) of this run's own: two
+    # runs of one model at once (two `redletter check --model M`, two tests on two
+    # workers) never share them (one removing the other's states was a TLC error).
+    (cache_dir / "tlc-states").mkdir(parents=True, exist_ok=True)
+    (cache_dir / "tlc-tmp").mkdir(parents=True, exist_ok=True)
+    metadir = Path(tempfile.mkdtemp(prefix=f"{model}-", dir=cache_dir / "tlc-states"))
+    tmpdir = Path(tempfile.mkdtemp(prefix=f"{model}-", dir=cache_dir / "tlc-tmp"))
     log_path = cache_dir / "tlc-logs" / f"{model}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     cmd = tlc_command(
@@ -611,25 +612,28 @@ def run_tlc(
     )
     parser = ToolOutputParser()
     start = time.monotonic()
-    with log_path.open("w", encoding="utf-8") as log:
-        log.write("$ (cd " + str(spec_dir) + " && " + " ".join(cmd) + ")\n")
-        with subprocess.Popen(
-            cmd,
-            cwd=spec_dir,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
-        ) as proc:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                log.write(line)
-                for report in parser.feed(line):
-                    if on_progress is not None:
-                        on_progress(report)
-            exit_code = proc.wait()
+    try:
+        with log_path.open("w", encoding="utf-8") as log:
+            log.write("$ (cd " + str(spec_dir) + " && " + " ".join(cmd) + ")\n")
+            with subprocess.Popen(
+                cmd,
+                cwd=spec_dir,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                bufsize=1,
+            ) as proc:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    log.write(line)
+                    for report in parser.feed(line):
+                        if on_progress is not None:
+                            on_progress(report)
+                exit_code = proc.wait()
+    finally:
+        shutil.rmtree(metadir, ignore_errors=True)
+        shutil.rmtree(tmpdir, ignore_errors=True)
     seconds = time.monotonic() - start
-    shutil.rmtree(metadir, ignore_errors=True)
     result = parser.result(model=model, exit_code=exit_code, seconds=seconds, log_path=log_path)
     if any(m.code == MSG_PARSING_FAILED for m in result.messages):
         # SANY passed above, so this is TLC's own parse of the model; report it.

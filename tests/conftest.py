@@ -28,10 +28,9 @@ def _java_problem() -> str | None:
 
 #: Modules whose tests take longest (measured in CI: the README's commands about 7
 #: minutes in one test, the Spark cluster 3, a hypothesis search near 2), run
-#: first, so that workers fed one test at a time (`--dist loadgroup`: each test
-#: its own unit) end together instead of one of them finishing a long test alone.
-#: The slow tests come before the fast ones (`make test-ci` runs both in one
-#: session: the fast ones fill the end).
+#: first, so that workers fed one test at a time (`make test-slow`: --maxschedchunk
+#: 1) end together instead of one of them finishing a long test alone. (Slow tests
+#: sort before fast ones, for a run of both.)
 FIRST = (
     "test_readme_commands.py",
     "test_pipeline_cluster.py",
@@ -51,40 +50,8 @@ def _first(item: pytest.Item) -> tuple[int, int]:
     return (0 if "slow" in item.keywords else 1, FIRST.index(name) if name in FIRST else len(FIRST))
 
 
-#: Modules whose module-scoped fixtures cost much (a Spark session and a graph
-#: ingested, a TLC run explored in Python, traces generated, a Go program or a
-#: wheel built, a browser started, a model's whole graph explored): their tests
-#: go to one worker (`--dist loadgroup`, see the Makefile), so each fixture is
-#: made once per run, not once per worker that gets one of the module's tests.
-#: (Not here: modules of many long tests and cheap fixtures, test_cos418_package.py
-#: and test_hostile*.py: one worker would run them alone at the end.)
-GROUPED = frozenset(
-    {
-        "test_barrier.py",
-        "test_browser.py",
-        "test_browser_pictures.py",
-        "test_conformance_cli.py",
-        "test_conformance_driver.py",
-        "test_crosscheck.py",
-        "test_install.py",
-        "test_instrument_examples.py",
-        "test_lazy.py",
-        "test_observer.py",
-        "test_pipeline_campaign.py",
-        "test_pipeline_explore.py",
-        "test_pipeline_graph.py",
-        "test_pipeline_lemmas.py",
-        "test_pipeline_reach.py",
-        "test_pipeline_runners.py",
-    }
-)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=_first)  # stable: each module's tests keep their order
-    for item in items:
-        if item.path.name in GROUPED:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
     problem = _java_problem()
     if problem is None:
         return
