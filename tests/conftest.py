@@ -29,8 +29,7 @@ def _java_problem() -> str | None:
 #: Modules whose tests take longest (measured in CI: the README's commands about 7
 #: minutes in one test, the Spark cluster 3, a hypothesis search near 2), run
 #: first, so that workers fed one test at a time (`make test-slow`: --maxschedchunk
-#: 1) end together instead of one of them finishing a long test alone. (Slow tests
-#: sort before fast ones, for a run of both.)
+#: 1) end together instead of one of them finishing a long test alone.
 FIRST = (
     "test_readme_commands.py",
     "test_pipeline_cluster.py",
@@ -45,9 +44,9 @@ FIRST = (
 )
 
 
-def _first(item: pytest.Item) -> tuple[int, int]:
+def _first(item: pytest.Item) -> int:
     name = item.path.name
-    return (0 if "slow" in item.keywords else 1, FIRST.index(name) if name in FIRST else len(FIRST))
+    return FIRST.index(name) if name in FIRST else len(FIRST)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -327,6 +327,18 @@ def test_a_driver_that_cannot_read_what_the_package_returned_is_the_kits_fault()
     )
 
 
+def _log_shows(monkeypatch: pytest.MonkeyPatch, kind: str, said: str) -> None:
+    """The run's log reads consistently and shows one departure, ``kind``: ``said``."""
+    from redletter.conformance.adapters.cos418 import judge as judge_mod
+    from redletter.conformance.judges.courselog import CourseLog
+    from redletter.conformance.judges.run import RunJudgement
+
+    monkeypatch.setattr(judge_mod, "read_course_log", lambda doc: CourseLog((), True))
+    monkeypatch.setattr(
+        judge_mod, "judge_run", lambda doc, log: RunJudgement(Verdict.FAIL, kind, said)
+    )
+
+
 @pytest.mark.parametrize("goroutines", [(), ("server.go:119",)])
 def test_a_log_that_alone_fails_a_package_with_goroutines_of_its_own_is_no_evidence(
     goroutines: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
@@ -334,15 +346,8 @@ def test_a_log_that_alone_fails_a_package_with_goroutines_of_its_own_is_no_evide
     """The course's logger is not safe for two goroutines: a package that logs from
     its own may lose a receipt, and a log read consistently may then show a
     departure that never happened."""
-    from redletter.conformance.adapters.cos418 import judge as judge_mod
-    from redletter.conformance.judges.courselog import CourseLog
-    from redletter.conformance.judges.run import RunJudgement
-
     said = "At time 27, N2 reported its part of snapshot 1 done, but the marker had not arrived"
-    monkeypatch.setattr(judge_mod, "read_course_log", lambda doc: CourseLog((), True))
-    monkeypatch.setattr(
-        judge_mod, "judge_run", lambda doc, log: RunJudgement(Verdict.FAIL, "end-early", said)
-    )
+    _log_shows(monkeypatch, "end-early", said)
     doc = _doc([_snap(0, "N1", 1), _snap(1, "N2", 3)])
     r = judge_raw(_raw(doc, goroutines=goroutines), outcome=lambda *_: (Verdict.PASS, "ok"))
     if not goroutines:
@@ -366,17 +371,8 @@ def test_a_log_alone_against_a_package_with_goroutines_and_an_undecided_outcome_
 ) -> None:
     """The outcome judge may run out of time (a long run on a loaded machine): the
     log alone then still fails nothing (a CI run failed a correct package so)."""
-    from redletter.conformance.adapters.cos418 import judge as judge_mod
-    from redletter.conformance.judges.courselog import CourseLog
-    from redletter.conformance.judges.run import RunJudgement
-
     said = "At time 3522, N3 sent marker(5) on N3→N2 before it recorded its state"
-    monkeypatch.setattr(judge_mod, "read_course_log", lambda doc: CourseLog((), True))
-    monkeypatch.setattr(
-        judge_mod,
-        "judge_run",
-        lambda doc, log: RunJudgement(Verdict.FAIL, "marker-unrecorded", said),
-    )
+    _log_shows(monkeypatch, "marker-unrecorded", said)
     doc = _doc([_snap(0, "N1", 1), _snap(1, "N2", 3)])
     late = (
         "the time limit of 60 s ran out before a FIFO schedule yielding these snapshots was found"
