@@ -124,7 +124,7 @@ test: venv tlc $(TEST_STAMPS) ## Run the fast tests (everything not marked slow 
 
 test-slow: venv tlc $(TEST_STAMPS) go-node ## Run the slow tests CI runs (each guards something no fast test does)
 	@$(MAKE) --no-print-directory browser || echo "note: no Chromium, so the browser tests will be skipped (see make browser)"
-	@$(call PYTEST_RUN,-m "slow and not long" -n $(SLOW_JOBS) $(if $(filter 0,$(SLOW_JOBS)),,--maxschedchunk 1) --durations=15)
+	@$(call PYTEST_RUN,-m "slow and not long" -n $(SLOW_JOBS) --durations=15)
 
 test-browser: venv tlc $(call extra_stamp,dev) $(call extra_stamp,browser) ## Run only the browser tests (the explorer and a run report in headless Chromium)
 	@$(MAKE) --no-print-directory browser

@@ -13,6 +13,7 @@ import pytest
 from redletter.errors import EnvironmentMissing
 from redletter.toolchain import fetch_tlc, require_java
 from tests.progress_lines import pytest_configure  # noqa: F401 (progress lines off a terminal)
+from tests.scheduling import pytest_xdist_make_scheduler  # noqa: F401 (shared module fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -28,8 +29,8 @@ def _java_problem() -> str | None:
 
 #: Modules whose tests take longest (measured in CI: the README's commands about 7
 #: minutes in one test, the Spark cluster 3, a hypothesis search near 2), run
-#: first, so that workers fed one test at a time (`make test-slow`: --maxschedchunk
-#: 1) end together instead of one of them finishing a long test alone.
+#: first, so that workers fed one test at a time (tests/scheduling.py) end together
+#: instead of one of them finishing a long test alone.
 FIRST = (
     "test_readme_commands.py",
     "test_pipeline_cluster.py",
