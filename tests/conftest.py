@@ -42,6 +42,11 @@ FIRST = (
     "test_teeth.py",
     "test_pipeline_lemmas.py",
     "test_pipeline_runners.py",
+    # then modules with tests of 30-55 s each (CI, stop 36): the longest first
+    # leaves only short tests for the end
+    "test_induction.py",
+    "test_lemmas.py",
+    "test_conformance_reference_everywhere.py",
 )
 
 
