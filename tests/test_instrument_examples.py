@@ -254,6 +254,20 @@ def test_go_program_in_two_modules_passes_with_and_without_a_model(
 
     v = validate_files(_MODEL("MCToken2"), paths)
     assert v.verdict == "pass", v.explain()
+    # docs/instrument.md prints this run's event count: the run is the same
+    # every time (it once depended on the scheduler: 20 or 21 events), and
+    # p2 records the token that was on its way when the snapshot began.
+    again = tmp_path / "again"
+    done = subprocess.run(
+        [str(gomodules), "-out", str(again)], capture_output=True, text=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for p in paths:
+        assert (again / p.name).read_bytes() == p.read_bytes(), p.name
+    p2 = paths[1].read_text(encoding="utf-8")
+    assert '"event":"record_message","snapshot":1,"channel":["p1","p2"]' in p2
+    assert sum(len(p.read_text(encoding="utf-8").splitlines()) for p in paths) == 20
 
 
 def test_the_go_modules_say_require_and_replace_in_full() -> None:
