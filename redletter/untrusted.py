@@ -95,7 +95,7 @@ MAX_TRACE_BYTES: Final = 256 * _MiB
 #: NDJSON event logs: a few hundred bytes an event, so about a million events.
 MAX_LOG_BYTES: Final = 256 * _MiB
 #: Event logs read a line at a time (``conform validate``): the most read in one run,
-#: all files together.  Memory does not grow with it; time does (about 30 s per 100 MiB on
+#: all files together.  Memory does not grow with it; time does (about 20 s per 100 MiB on
 #: one core: bench/bench_logs.py).
 MAX_LOGS_TOTAL: Final = 4 * 1024 * _MiB
 #: The longest line :class:`LineReader` accepts (one event of an event log).
