@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import accumulate
 from pathlib import Path
 from typing import Final, NamedTuple, TypeAlias, cast
 
@@ -68,9 +69,11 @@ from redletter.conformance import protocol as p
 from redletter.errors import InputError
 from redletter.untrusted import (
     MAX_LOG_BYTES,
+    FastRefused,
     InputBudget,
     LineReader,
     decode_utf8,
+    fast_loads,
     loads,
     read_input,
     show_id,
@@ -275,7 +278,11 @@ def parse_line_clock(
     Run once per line of logs of millions of lines, so written for speed: the common
     case of each field is tested inline, and the functions that name what is wrong
     (``_field_*``) are called only when it fails."""
-    obj = loads(text, path=path, code=CODE, line=line)
+    return _checked(loads(text, path=path, code=CODE, line=line), path, line)
+
+
+def _checked(obj: object, path: str, line: int) -> tuple[LogEvent, Mapping[str, int] | None]:
+    """The event a decoded line says, every field checked (:func:`parse_line_clock`)."""
     if type(obj) is not dict:
         raise _bad(f"expected a JSON object, got {type(obj).__name__}", path, line)
     get = obj.get
@@ -457,15 +464,20 @@ class LogFile:
         self.path = str(path)
         self.reader = LineReader(path, code=CODE, budget=budget, what="the log")
         self.tolerant = tolerant
-        self.events = 0
+        self.events = 0  #: the events read (counted a chunk at a time)
+        self.size = self.reader.size
         self.cut_reason: str | None = None
+        # the chunk of lines being read: its lines, the number of the first, the
+        # bytes before it, and the bytes up to the end of each of its lines (made
+        # when asked: see progress_through)
+        self._chunk: list[bytes] = []
+        self._first = 1
+        self._base = 0
+        self._ends: list[int] | None = None
+        self._cut_at = 0  #: the number of the last line, when it is cut short
         #: the events left, each without its clock and with its clock (a generator:
         #: ``next(clocked, None)`` is the cheapest call per line there is)
         self.clocked: Iterator[tuple[LogEvent, Mapping[str, int] | None]] = self._clocked()
-
-    @property
-    def progress(self) -> float:
-        return self.reader.progress
 
     def next_event(self) -> LogEvent | None:
         """The next event of the file (its ``vc`` as the line gives it), or None."""
@@ -479,34 +491,158 @@ class LogFile:
         """The next event of the file without its clock, and its clock; None at the end."""
         return next(self.clocked, None)
 
+    def progress_through(self, line: int) -> float:
+        """The share of the file read (0 to 1) when its line ``line``, the last event
+        read, was read: lines are counted as they are read, not a chunk at a time,
+        so that a merge's order does not depend on the chunks' size.  (A last line
+        cut short counts for nothing.)"""
+        if not self.size:
+            return 1.0
+        if line == self._cut_at:
+            return self._base / self.size
+        ends = self._ends
+        if ends is None:
+            ends = self._ends = list(accumulate(map(len, self._chunk)))
+        k = line - self._first
+        return (self._base + ends[k] + k + 1) / self.size
+
     def _clocked(self) -> Iterator[tuple[LogEvent, Mapping[str, int] | None]]:
+        """The events of the file, each without its clock, and its clock.
+
+        Run once per line of logs of millions of lines, so the most common lines
+        (a send or a receive with a clock and nothing else) are read here at once:
+        each check :func:`_checked` makes on such a line is made inline, and a line
+        that fails any of them, or is of another shape, is read by :func:`_checked`
+        (or :func:`parse_line_clock`), which names what is wrong."""
         reader, path = self.reader, self.path
-        for raw in reader:
-            no = reader.line
+        no, events = reader.line, 0
+        new, plain_loads, event_of = _NEW, fast_loads, _checked
+        for lines in reader.chunks():
+            self._chunk, self._first, self._ends = lines, no + 1, None
+            self._base = reader.consumed
             if reader.cut:
-                if self.tolerant:
-                    self.cut_reason = (
-                        f"the last line of {path} (line {no}) is cut short: its process "
-                        "stopped in the middle of writing it"
-                    )
-                    return
+                self._cut_at = no + 1
+                got = self._cut_line(lines[0], no + 1)
+                self.events = events + (got is not None)
+                if got is not None:
+                    yield got
+                return
+            self.events = events
+            if not reader.plain:  # a run of 19 digits: loads reads every line
+                for raw in lines:
+                    no += 1
+                    if raw and not raw.isspace():  # (as `raw.strip()`, without copying it)
+                        events += 1
+                        yield parse_line_clock(raw, path=path, line=no)
+                continue
+            for raw in lines:
+                no += 1
                 try:
+                    obj = plain_loads(raw)
+                except FastRefused:  # (a blank line too) read again below
+                    obj = None
+                if type(obj) is dict:
+                    try:
+                        node, seq, event = obj["node"], obj["seq"], obj["event"]
+                        vc, ch, msg = obj["vc"], obj["channel"], obj["msg"]
+                    except KeyError:  # another shape of line
+                        pass
+                    else:
+                        n = len(obj)
+                        if (
+                            type(node) is str
+                            and node
+                            and type(seq) is int
+                            and seq >= 1
+                            and type(ch) is list
+                            and len(ch) == 2
+                            and type(msg) is dict
+                            and len(msg) == 1
+                            and type(vc) is dict
+                            and len(vc) <= 16
+                            and (n == 6 or (n == 7 and "state" in obj))
+                        ):
+                            a, b = ch
+                            if (
+                                type(a) is str
+                                and type(b) is str
+                                and a
+                                and b
+                                and (
+                                    (event == "send" and a == node)
+                                    or (event == "receive" and b == node)
+                                )
+                            ):
+                                for x in vc.values():
+                                    if type(x) is not int or x < 0:
+                                        break
+                                else:
+                                    m: tuple[str, Json] | None
+                                    if "app" in msg:
+                                        m = ("app", msg["app"])
+                                    else:
+                                        k = msg.get("marker")
+                                        m = (
+                                            ("marker", k)
+                                            if (type(k) is int and k >= 1) or (type(k) is str and k)
+                                            else None
+                                        )
+                                    if m is not None:
+                                        events += 1
+                                        yield (
+                                            new(
+                                                LogEvent,
+                                                (
+                                                    node,
+                                                    seq,
+                                                    event,
+                                                    None,
+                                                    (a, b),
+                                                    m,
+                                                    None,
+                                                    obj.get("state"),
+                                                    n == 7,
+                                                    None,
+                                                    path,
+                                                    no,
+                                                    None,
+                                                    None,
+                                                    None,
+                                                    False,
+                                                ),
+                                            ),
+                                            vc,
+                                        )
+                                        continue
+                    got = event_of(obj, path, no)
+                elif raw and not raw.isspace():  # (as `raw.strip()`, without copying it)
                     got = parse_line_clock(raw, path=path, line=no)
-                except InputError as exc:
-                    said = exc.message.removeprefix(f"{exc.path}:{exc.line}: ")
-                    raise InputError(
-                        f"the last line is cut short ({said}): the writer stopped in the "
-                        "middle of a line, so the log's end is lost",
-                        code="RL-INPUT-LOG-LOST",
-                        path=path,
-                        line=no,
-                    ) from None
-            elif raw and not raw.isspace():  # (as `raw.strip()`, without copying the line)
-                got = parse_line_clock(raw, path=path, line=no)
-            else:
-                continue  # a blank line
-            self.events += 1
-            yield got
+                else:
+                    continue  # a blank line
+                events += 1
+                yield got
+        self.events = events
+
+    def _cut_line(self, raw: bytes, no: int) -> tuple[LogEvent, Mapping[str, int] | None] | None:
+        """The last line, cut short: dropped and said (``tolerant``: None), else read;
+        an error there is ``RL-INPUT-LOG-LOST``."""
+        if self.tolerant:
+            self.cut_reason = (
+                f"the last line of {self.path} (line {no}) is cut short: its process "
+                "stopped in the middle of writing it"
+            )
+            return None
+        try:
+            return parse_line_clock(raw, path=self.path, line=no)
+        except InputError as exc:
+            said = exc.message.removeprefix(f"{exc.path}:{exc.line}: ")
+            raise InputError(
+                f"the last line is cut short ({said}): the writer stopped in the "
+                "middle of a line, so the log's end is lost",
+                code="RL-INPUT-LOG-LOST",
+                path=self.path,
+                line=no,
+            ) from None
 
 
 def dump_log(lines: Iterable[Mapping[str, Json]]) -> str:

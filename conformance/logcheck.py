@@ -92,6 +92,8 @@ CODE_CLOCK: Final = "RL-INPUT-LOG-CLOCK"
 CODE_CONFLICT: Final = "RL-INPUT-LOG-CONFLICT"
 CODE: Final = "RL-INPUT-LOG"
 _ZEROS: Final = repeat(0)  #: the default of dict.get mapped over a clock
+_NEW: Final = tuple.__new__  #: a named tuple made at C speed (its own __new__ is Python)
+_BATCH: Final = range(64)  #: the most events taken from one source in a row
 
 #: The cases of the cut rule, as the summary line ends (docs/instrument.md's table
 #: spells them word for word).
@@ -246,10 +248,11 @@ class LogMerge:
         # Thousands of files side by side: smaller chunks, so memory stays bounded.
         for f in files:
             f.reader.chunk = max(16 << 10, min(1 << 20, (64 << 20) // max(1, len(files))))
-        sources = [
-            _Source(i, f.path, partial(next, f.clocked, None), lambda f=f: f.progress)  # type: ignore[misc]
-            for i, f in enumerate(files)
-        ]
+        sources = []
+        for i, f in enumerate(files):
+            src = _Source(i, f.path, partial(next, f.clocked, None), float)
+            src.progress = partial(_progress, f, src)
+            sources.append(src)
         return cls(
             sources,
             tolerant=tolerant,
@@ -306,7 +309,12 @@ class LogMerge:
     # -- reading a source's next event ------------------------------------------------
 
     def _advance(self, src: _Source) -> None:
-        got = src.next()
+        """Read ``src``'s next event into its head, checked (see :meth:`_head`)."""
+        self._head(src, src.next())
+
+    def _head(self, src: _Source, got: tuple[LogEvent, Mapping[str, int] | None] | None) -> None:
+        """Make ``got``, the next event of ``src`` (None: the source is read to its
+        end), its head: every check of an event against its node's last one."""
         src.match = None
         if got is None:
             src.head = src.vc = None
@@ -351,23 +359,10 @@ class LogMerge:
             last = node.last_vc
             src.dep_i = 0  # _ready counts the entries not taken yet
             if last is not None and len(vc) <= 16:
-                # A usual clock, in one pass: no entry goes back, and only the entries
-                # that grew since the node's last event can be waited for (that event
-                # was taken, and all it followed before it).
-                taken, kept, ready = self.taken, 0, True
-                for q, n in vc.items():
-                    m = last.get(q)
-                    if m is not None:
-                        kept += 1
-                        if n <= m:
-                            if n < m:
-                                self._back(ev, vc, last, node.last)
-                            continue
-                    if q != name and taken.get(q, 0) < n:
-                        ready = False
-                if kept < len(last):  # an entry of the last clock is not in this one
+                grown = _grown(vc, last, name, self.taken)
+                if grown == _AHEAD:  # (an entry goes back, or one of last is left out)
                     self._monotone(ev, vc, last, node.last)
-                if ready:
+                elif grown == _TAKEN:
                     src.dep_i = -1
             elif last is not None:
                 self._monotone(ev, vc, last, node.last)
@@ -546,54 +541,35 @@ class LogMerge:
 
     # -- taking an event ---------------------------------------------------------------
 
-    def _take(self, src: _Source) -> tuple[LogEvent, Matched | None]:
-        ev, vc = src.head, src.vc
-        assert ev is not None
-        m = src.match
-        c = ev.channel
-        if ev.event == "send" and c is not None:
-            q = self.flight.get(c)
-            if q is None:
-                q = self.flight[c] = deque()
-            q.append((ev, vc))
-            self.sends[c] = self.sends.get(c, 0) + 1
-            self.last_send[c] = ev
-            if c in self._wait_chan:
-                self._wake_chan(c)
-        elif ev.event == "receive" and c is not None:
-            assert m is not None
-            self.recvs[c] = self.recvs.get(c, 0) + 1
-            if m.send is not None:
-                q = self.flight[c]
-                if q[0][0] is m.send:
-                    sv = q.popleft()[1]
-                else:
-                    at = next(i for i, (s, _) in enumerate(q) if s is m.send)
-                    sv = q[at][1]
-                    del q[at]
-                rv = vc
-                if (
-                    sv is not None
-                    and rv is not None
-                    and not all(map(_ge, map(rv.get, sv, _ZEROS), sv.values()))
-                ):
-                    for who, n in sv.items():
-                        if rv.get(who, 0) < n:
-                            raise _err(
-                                ev,
-                                f"the vector clock {_show_vc(rv)} of this receive does not "
-                                f"follow all that its message's send ({m.send.where}) follows "
-                                f"({show_id(who)}: {n} there): the clock it carried is not "
-                                "the send's",
-                                CODE_CLOCK,
-                            )
-        self.taken[ev.node] = ev.seq
-        waiting = self._wait_vc.get(ev.node)
-        while waiting and waiting[0][0] <= ev.seq:
-            _, idx = heapq.heappop(waiting)
-            self._wake(idx)
-        self._advance(src)
-        return ev, m
+    def _received(self, r: LogEvent, rvc: Mapping[str, int] | None, send: LogEvent) -> None:
+        """Take the message of receive ``r`` off its channel: the one it matched,
+        ``send`` (the first in flight, or one it overtakes), whose clock ``rvc``
+        must follow."""
+        c = r.channel
+        assert c is not None
+        q = self.flight[c]
+        if q[0][0] is send:
+            sv = q.popleft()[1]
+        else:
+            at = next(i for i, (s, _) in enumerate(q) if s is send)
+            sv = q[at][1]
+            del q[at]
+        if sv is not None and rvc is not None:
+            for who, n in sv.items():
+                if rvc.get(who, 0) < n:
+                    self._not_after(r, rvc, send, who, n)
+
+    def _not_after(
+        self, r: LogEvent, rvc: Mapping[str, int], send: LogEvent, who: str, n: int
+    ) -> NoReturn:
+        """Raise the error of a receive whose clock does not follow its send's."""
+        raise _err(
+            r,
+            f"the vector clock {_show_vc(rvc)} of this receive does not follow all that its "
+            f"message's send ({send.where}) follows ({show_id(who)}: {n} there): the clock it "
+            "carried is not the send's",
+            CODE_CLOCK,
+        )
 
     def _wake(self, idx: int) -> None:
         if idx in self._blocked:
@@ -610,33 +586,125 @@ class LogMerge:
     def __iter__(self) -> Iterator[tuple[int, LogEvent, Matched | None]]:
         for src in self.sources:
             self._advance(src)
-        self._heap = [(s.progress(), s.idx) for s in self.sources if not s.done]
-        heapq.heapify(self._heap)
+        heap = self._heap = [(s.progress(), s.idx) for s in self.sources if not s.done]
+        heapq.heapify(heap)
         pos = 0
+        sources, blocked, nodes, taken = self.sources, self._blocked, self.nodes, self.taken
+        flight, sends, last_send, recvs = self.flight, self.sends, self.last_send, self.recvs
+        wait_vc, wait_chan = self._wait_vc, self._wait_chan
+        pop, push, new = heapq.heappop, heapq.heappush, _NEW
+        # Run once per event of logs of millions of events, so the common case of each
+        # step is written inline here: readiness (_ready), taking the event (the
+        # bookkeeping of the channels), and reading the source's next event (_head,
+        # whose checks of a usual clock are made in one pass here).  Anything else is
+        # left to those methods, which check it again from the start and say what is
+        # wrong.
         while True:
-            while self._heap:
-                _, idx = heapq.heappop(self._heap)
-                src = self.sources[idx]
-                if src.done or idx in self._blocked:
+            while heap:
+                _, idx = pop(heap)
+                src = sources[idx]
+                if src.done or idx in blocked:
                     continue
+                nxt = src.next
+                # The source's head, its clock, its match and whether its clock is
+                # known to be satisfied, kept here while the batch runs (written back
+                # to src before a method reads them, and after the batch).
+                ev, vc, m, dep = src.head, src.vc, src.match, src.dep_i
                 # A batch from the source furthest behind: the files advance together,
                 # so what is in flight stays near what was in flight in the run.
-                for _ in range(64):
-                    # (_ready's common case inline: the clock known to be satisfied, and
-                    # no receive to match)
-                    if (src.dep_i >= 0 or src.head.event == "receive") and not self._ready(src):  # type: ignore[union-attr]
-                        self._blocked.add(idx)
-                        break
-                    ev, m = self._take(src)
-                    yield pos, ev, m
+                for _ in _BATCH:
+                    assert ev is not None
+                    e, c = ev.event, ev.channel
+                    # -- ready? (the clock known to be satisfied, the send in front)
+                    if dep < 0 and (e != "receive" or m is not None):
+                        pass
+                    elif dep < 0 and (q := flight.get(c)) and q[0][0].msg == ev.msg:  # type: ignore[arg-type]
+                        m = new(Matched, (q[0][0], None))
+                    else:
+                        src.head, src.vc, src.match, src.dep_i = ev, vc, m, dep
+                        ready = self._ready(src)
+                        ev, vc, m, dep = src.head, src.vc, src.match, src.dep_i
+                        if not ready:
+                            blocked.add(idx)
+                            break
+                    # -- take it
+                    if c is not None:
+                        if e == "send":
+                            q = flight.get(c)
+                            if q is None:
+                                q = flight[c] = deque()
+                            q.append((ev, vc))
+                            sends[c] = sends.get(c, 0) + 1
+                            last_send[c] = ev
+                            if c in wait_chan:
+                                self._wake_chan(c)
+                        elif e == "receive":
+                            assert m is not None
+                            recvs[c] = recvs.get(c, 0) + 1
+                            s = m.send
+                            if s is not None:
+                                q = flight[c]
+                                if q[0][0] is not s:  # it overtakes another
+                                    self._received(ev, vc, s)
+                                elif (sv := q.popleft()[1]) is not None and vc is not None:
+                                    for q_, n in sv.items():
+                                        if vc.get(q_, 0) < n:
+                                            self._not_after(ev, vc, s, q_, n)
+                    name = ev.node
+                    seq = taken[name] = ev.seq
+                    if wait_vc and (waiting := wait_vc.get(name)):
+                        while waiting and waiting[0][0] <= seq:
+                            self._wake(pop(waiting)[1])
+                        if not waiting:
+                            del wait_vc[name]  # (so that no wait costs one test)
+                    out = pos, ev, m
                     pos += 1
-                    if src.head is None:  # the source is read to its end
+                    # -- the next event of the source (_head; its common case inline: the
+                    # node's next seq with a usual clock, checked in one pass: equal to
+                    # its last clock but for its own entry, or none going back)
+                    got = nxt()
+                    if got is not None:
+                        ev, vc = got
+                        name = ev.node
+                        node = nodes.get(name)
+                        if (
+                            node is not None
+                            and type(vc) is dict
+                            and node.src == idx
+                            and type(last := node.last_vc) is dict
+                            and (seq := ev.seq) == (prev := node.last).seq + 1
+                            and vc.get(name) == seq
+                            and ev.event != "init"
+                            and prev.event != "end"
+                        ):
+                            vc[name] = last[name]  # (its own entry, for a moment)
+                            same = vc == last  # so none goes back, and it is ready
+                            vc[name] = seq
+                            dep = -1
+                            if not same and len(vc) <= 16:
+                                grown = _grown(vc, last, name, taken)
+                                same = grown != _AHEAD  # (else _head says what is wrong)
+                                if grown == _WAIT:
+                                    dep = 0  # _ready waits for it
+                            if same:
+                                node.last_vc = vc
+                                node.last = ev
+                                m = None
+                                yield out
+                                continue
+                    self._head(src, got)
+                    ev, vc, m, dep = src.head, src.vc, src.match, src.dep_i
+                    yield out
+                    if ev is None:  # the source is read to its end
                         break
                 else:
-                    heapq.heappush(self._heap, (src.progress(), idx))
+                    src.head, src.vc, src.match, src.dep_i = ev, vc, m, dep
+                    push(heap, (src.progress(), idx))
                     continue
-                if not src.done and idx not in self._blocked:
-                    heapq.heappush(self._heap, (src.progress(), idx))
+                if ev is not None:
+                    src.head, src.vc, src.match, src.dep_i = ev, vc, m, dep
+                if not src.done and idx not in blocked:
+                    push(heap, (src.progress(), idx))
             stuck = [s for s in self.sources if not s.done]
             if not stuck:
                 break
@@ -769,6 +837,42 @@ class LogMerge:
                 if i == k:
                     return e
         return None
+
+
+#: What :func:`_grown` finds.
+_TAKEN: Final = 0
+_WAIT: Final = 1
+_AHEAD: Final = 2
+
+
+def _grown(
+    vc: Mapping[str, int], last: Mapping[str, int], me: str, taken: Mapping[str, int]
+) -> int:
+    """A usual clock ``vc`` of node ``me`` against its last one, in one pass:
+    :data:`_AHEAD` when an entry goes back or an entry of ``last`` is left out (the
+    caller checks it again, and says what is wrong), else :data:`_TAKEN` when every
+    entry that grew is taken, :data:`_WAIT` when one is not yet.  Only the entries
+    that grew can be waited for: the node's last event was taken, and all it
+    followed before it."""
+    kept = 0
+    found = _TAKEN
+    for q, n in vc.items():
+        m = last.get(q)
+        if m is not None:
+            kept += 1
+            if n <= m:
+                if n < m:
+                    return _AHEAD
+                continue
+        if q != me and taken.get(q, 0) < n:
+            found = _WAIT
+    return found if kept == len(last) else _AHEAD
+
+
+def _progress(f: LogFile, src: _Source) -> float:
+    """How far the merge has read file ``f``, the input of ``src``: through the line
+    of its head (the last event read)."""
+    return f.progress_through(src.head.line) if src.head is not None else 1.0
 
 
 def _value(ev: LogEvent) -> str:

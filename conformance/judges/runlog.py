@@ -56,7 +56,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, TypeAlias, cast
+from typing import Final, TypeAlias
 
 from redletter.conformance import protocol as p
 from redletter.conformance.eventlog import LogEvent, SnapshotId, show, show_chan, show_snapshot
@@ -172,9 +172,6 @@ def _canon(v: Json) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-_NESTED: Final = (dict, list)
-
-
 def _same(a: object, b: object) -> bool:
     """Whether two JSON values are the same value: as their canonical texts compare
     (``1`` is not ``1.0`` nor ``true``), without writing them."""
@@ -182,16 +179,26 @@ def _same(a: object, b: object) -> bool:
     if t is not type(b):
         return False
     if t is dict:
-        d, e = cast(dict[str, object], a), cast(dict[str, object], b)
+        # (typed by annotation, not cast(): this runs for every message of a Lemma
+        # window, and cast is a call)
+        d: dict[str, object] = a  # type: ignore[assignment]
+        e: dict[str, object] = b  # type: ignore[assignment]
         if d.keys() != e.keys():
             return False
         for k, v in d.items():  # (a loop: faster than all() of a generator)
             w = e[k]
-            if type(v) is not type(w) or (v != w if type(v) not in _NESTED else not _same(v, w)):
+            tv = type(v)
+            if tv is not type(w):
+                return False
+            if tv is dict or tv is list:
+                if not _same(v, w):
+                    return False
+            elif v != w:
                 return False
         return True
     if t is list:
-        x, y = cast(list[object], a), cast(list[object], b)
+        x: list[object] = a  # type: ignore[assignment]
+        y: list[object] = b  # type: ignore[assignment]
         return len(x) == len(y) and all(map(_same, x, y))
     return a == b
 
@@ -459,6 +466,92 @@ class _Judge:
             sn.red[c] = []
 
     # -- the events -----------------------------------------------------------------------
+
+    def run(self, merge: LogMerge) -> None:
+        """Take every event of the run, in order (:meth:`take`).
+
+        Run once per event of logs of millions of events, so the most common ones
+        (an app message's send or receive, one atomic step, of a known node on a
+        known channel, received in order) are taken inline here, each step as
+        :meth:`write`, :meth:`receipt`, :meth:`set_state`, :meth:`remember` and
+        :meth:`taken_in` take it; every other event, and each finding, goes to
+        those methods."""
+        if self.amount is not None:  # the running total: every event counted there
+            for taken in merge:
+                self.take(*taken)
+            return
+        take, nodes, chans, snaps = self.take, self.nodes, self.chans, self.snaps
+        state, state_at, by_write, in_channel = (
+            self.state,
+            self.state_at,
+            self.by_write,
+            self.in_channel,
+        )
+        last_recv, recent, unknown = self.last_recv, self.recent, _UNKNOWN
+        pos = self.pos
+        ev: LogEvent | None = self.cur
+        for pos, ev, m in merge:
+            e = ev.event
+            if (
+                (e == "send" or e == "receive")
+                and (c := ev.channel) in chans
+                and (node := ev.node) in nodes
+                and (v := ev.msg) is not None
+                and v[0] == "app"
+                and ev.of is None
+                and not ev.split
+            ):
+                if e == "send":  # write(), atomic
+                    msg = _Msg(c, v[1], ev, pos)
+                    state[node] = ev.state if ev.has_state else unknown
+                    state_at[node] = ev
+                    msg.write, msg.wpos = ev, pos
+                    by_write[id(ev)] = msg
+                    in_channel[c][id(msg)] = msg
+                    for sn in snaps.values():
+                        rec = sn.rec.get(node)
+                        if (rec is None) == (c in sn.marker_out):  # a finding, maybe
+                            self.sides_at_write(sn, msg, ev, pos)
+                        if sn.s0 >= 0 and sn.sf < 0:
+                            if rec is None:
+                                sn.white[c].append(msg)
+                            else:
+                                sn.red[c].append((pos, "send", msg.value, None))
+                    continue
+                assert m is not None
+                if m.overtaken is None:  # receipt(), in order and atomic
+                    s = m.send
+                    msg_ = by_write.pop(id(s), None) if s is not None else None
+                    if msg_ is None:  # its send is not in the logs (the run is cut)
+                        msg_ = _Msg(c, v[1])
+                    msg = msg_
+                    msg.recv, msg.rpos = ev, pos
+                    last_recv[c] = ev
+                    state[node] = ev.state if ev.has_state else unknown
+                    state_at[node] = ev
+                    q = recent.get(c)
+                    if q is None:
+                        q = recent[c] = deque()
+                    q.append((ev, msg))
+                    if len(q) > 32:
+                        self.trim(c, q)
+                    msg.rstate, msg.rspos = ev, pos
+                    in_channel[c].pop(id(msg), None)
+                    for sn in snaps.values():
+                        # (receipt's and taken_in's steps for a snapshot: they touch
+                        # nothing of each other's, nor of what set_state and
+                        # remember do, so one pass takes both)
+                        rec = sn.rec.get(node)
+                        fi = sn.first_in.get(node)
+                        if fi is not None and rec is None and fi.channel == c:
+                            self.late_take(sn, ev, pos)
+                        if rec is not None and c not in sn.marker_in:
+                            sn.due.setdefault(c, []).append(ev)
+                        if sn.s0 >= 0 and sn.sf < 0:
+                            self.shadow_take(sn, msg, ev, pos, rec is None)
+                    continue
+            take(pos, ev, m)
+        self.pos, self.cur = pos, ev  # (where take would have left them)
 
     def take(self, pos: int, ev: LogEvent, m: Matched | None) -> None:
         self.pos, self.cur = pos, ev
@@ -773,10 +866,14 @@ class _Judge:
         if q is None:
             q = self.recent[c] = deque()
         q.append((ev, msg))
-        if len(q) > 32:  # trimmed now and then: what no open snapshot may record
-            low = self.keep_from(c)
-            while len(q) > 1 and q[0][0].seq < low:
-                q.popleft()
+        if len(q) > 32:
+            self.trim(c, q)
+
+    def trim(self, c: Chan, q: deque[tuple[LogEvent, _Msg | None]]) -> None:
+        """Forget the receipts on ``c`` no open snapshot may record (now and then)."""
+        low = self.keep_from(c)
+        while len(q) > 1 and q[0][0].seq < low:
+            q.popleft()
 
     def keep_from(self, c: Chan) -> int:
         """The earliest seq of a receipt on ``c`` an open snapshot may still record."""
@@ -799,39 +896,47 @@ class _Judge:
             self.count_flight(msg, -1)
         node = ev.node
         for sn in self.snaps.values():
-            if sn.s0 < 0 or sn.sf >= 0:
-                continue
-            if node not in sn.rec:  # a white machine takes it: Lemma 0's replay
-                q = sn.white[c]
-                if q and q[0] is msg:
-                    q.popleft()
-                    continue
-                if sn.lemma0 is None:
-                    send_node = c[0]
-                    red_send = (
-                        msg.spos >= 0
-                        and send_node in sn.rec_pos
-                        and msg.spos > sn.rec_pos[send_node]
-                    )
-                    why = (
-                        f"its message was sent by {show_id(send_node)} after it turned red "
-                        f"({msg.sstate.where if msg.sstate else '?'})"
-                        if red_send or msg not in q
-                        else f"the shadow buffer holds {_list(x.value for x in q)}"
-                    )
-                    sn.lemma0 = _div(
-                        pos,
-                        "Lemma0",
-                        ev,
-                        f"snapshot {show_snapshot(sn.k)} breaks {RULES['Lemma0']} here: the white "
-                        f"machine {show_id(node)} cannot take this message in the shadow network: "
-                        + why,
-                        sn.k,
-                    )
-                if msg in q:
-                    q.remove(msg)
+            if sn.s0 >= 0 and sn.sf < 0:
+                self.shadow_take(sn, msg, ev, pos, node not in sn.rec)
+
+    def shadow_take(self, sn: _Snap, msg: _Msg, ev: LogEvent, pos: int, white: bool) -> None:
+        """``msg`` is taken in (``ev``) inside ``sn``'s Lemma window, by a white machine
+        (Lemma 0's replay: it must be first in its shadow buffer) or a red one."""
+        c = msg.chan
+        if white:
+            q = sn.white[c]
+            if q and q[0] is msg:
+                q.popleft()
             else:
-                sn.red[c].append((pos, "take", msg.value, ev))
+                self.white_miss(sn, msg, ev, pos, q)
+        else:
+            sn.red[c].append((pos, "take", msg.value, ev))
+
+    def white_miss(self, sn: _Snap, msg: _Msg, ev: LogEvent, pos: int, q: deque[_Msg]) -> None:
+        """A white machine takes ``msg`` in, which is not first in its shadow buffer
+        ``q``: Lemma 0 breaks here (the first place is kept)."""
+        c, node = msg.chan, ev.node
+        if sn.lemma0 is None:
+            send_node = c[0]
+            red_send = (
+                msg.spos >= 0 and send_node in sn.rec_pos and msg.spos > sn.rec_pos[send_node]
+            )
+            why = (
+                f"its message was sent by {show_id(send_node)} after it turned red "
+                f"({msg.sstate.where if msg.sstate else '?'})"
+                if red_send or msg not in q
+                else f"the shadow buffer holds {_list(x.value for x in q)}"
+            )
+            sn.lemma0 = _div(
+                pos,
+                "Lemma0",
+                ev,
+                f"snapshot {show_snapshot(sn.k)} breaks {RULES['Lemma0']} here: the white "
+                f"machine {show_id(node)} cannot take this message in the shadow network: " + why,
+                sn.k,
+            )
+        if msg in q:
+            q.remove(msg)
 
     def late_take(self, sn: _Snap, ev: LogEvent, pos: int) -> None:
         """A message taken from a channel whose red letter arrived, before recording."""
@@ -1684,8 +1789,7 @@ def _left_out(report: Sequence[Json], due: Sequence[LogEvent]) -> LogEvent | Non
 def judge(merge: LogMerge, *, invariant: Invariant | None = None) -> Validation:
     """Judge the run ``merge`` streams (see the module docstring)."""
     j = _Judge(merge, invariant)
-    for pos, ev, m in merge:
-        j.take(pos, ev, m)
+    j.run(merge)
     return j.finish()
 
 
