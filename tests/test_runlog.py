@@ -397,7 +397,7 @@ def test_a_crashed_run_is_unknown_never_pass(tmp_path: Path) -> None:
     v = validate_run_files([one, tmp_path / "bo.ndjson"])
     assert v.verdict == "unknown", v.explanation()
     assert v.explanation().splitlines() == [
-        "unknown: 1 events of 1 processes judged on their own run (no model): cut inside a "
+        "unknown: 1 event of 1 process judged on their own run (no model): cut inside a "
         "snapshot",
         "snapshot 1: never completes: ann never recorded its state",
         "the channels are read from the traffic (no init event lists every node's inputs "
@@ -813,6 +813,31 @@ def test_conserved_sum_without_a_field_counts_numbers(
             "run's own total (the states and the messages in flight) first changes here, from "
             "5 to 6"
         )
+
+
+def test_conserved_sum_on_processes_without_channels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run of lone processes (no channel at all) is judged, not a crash of the kit:
+    its snapshot ends with the last state recorded, where the finding points."""
+    a = [init(0, [], []), start(1), rstate(1, 0), complete(1)]
+    ok = str(_write(tmp_path, "ann", a))
+    assert main(["conform", "validate", "--conserved-sum", ok]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "pass: 5 events of 1 process judged on their own run (no model): a complete run"
+    )
+    b = [init(0, [], []), start(1), rstate(1, 5), complete(1)]
+    bad = str(_write(tmp_path, "bo", b))
+    assert main(["conform", "validate", "--conserved-sum", bad]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "fail: 5 events of 1 process judged on their own run (no model): a complete run"
+    )
+    assert "  invariant (snapshot 1): " + bad + ":3: bo record state for snapshot 1" in out
+    assert out[-1] == (
+        "snapshot 1: wrong: it breaks Lemma0; the application's invariant does not hold: the "
+        "snapshot holds a total of 5 (states 5, channels 0); the run started with 0"
+    )
 
 
 # --------------------------------------------------------------------------- two halves

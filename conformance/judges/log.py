@@ -127,9 +127,10 @@ class Validation:
         """The verdict in words (several lines): the verdict and the case of the cut
         rule; the first finding in full and the others one line each, each led by
         its rule's name; each snapshot; the notes.  No line is printed twice."""
-        lines = [
-            f"{self.verdict}: {self.events} {self.what}" + (f": {self.case}" if self.case else "")
-        ]
+        what = self.what
+        if self.events == 1 and what.startswith("events "):
+            what = "event " + what.removeprefix("events ")
+        lines = [f"{self.verdict}: {self.events} {what}" + (f": {self.case}" if self.case else "")]
         if self.divergence is not None:
             lines.append(f"{self.divergence.kind}: {self.divergence.describe()}")
         rest = [d for d in self.divergences if d is not self.divergence]

@@ -1686,7 +1686,10 @@ class _Judge:
                 pos,
             )
             return
-        last = max(sn.marker_in.values(), key=lambda e: sn.marker_in_pos[e.channel])  # type: ignore[index]
+        if sn.marker_in:
+            last = max(sn.marker_in.values(), key=lambda e: sn.marker_in_pos[e.channel])  # type: ignore[index]
+        else:  # no channel: the snapshot ends with the last state recorded
+            last = max(sn.rec.values(), key=lambda e: sn.rec_pos[e.node])
         self.fail(
             "invariant",
             last,
@@ -1754,9 +1757,14 @@ class _Judge:
             tuple(checks),
             tuple(dict.fromkeys(notes)),
             divergences=tuple(alls),
-            what=f"events of {len(self.merge.nodes)} processes judged on their own run (no model)",
+            what=f"events of {_processes(len(self.merge.nodes))} judged on their own run "
+            "(no model)",
             case=case,
         )
+
+
+def _processes(n: int) -> str:
+    return f"{n} process" if n == 1 else f"{n} processes"
 
 
 def _live(kind: str) -> str:
