@@ -35,7 +35,7 @@ TEST_EXTRAS ?= $(EXTRAS)
 extra_stamp = $(VENV)/.extra-$(1)-stamp
 TEST_STAMPS := $(foreach e,$(TEST_EXTRAS),$(call extra_stamp,$(e)))
 
-.PHONY: bench docs test-slow test-long test-browser browser go-node help venv tlc flink flink-results check check-large check-teeth check-apalache test lint crosscheck clean distclean extras $(addprefix extra-,$(EXTRAS))
+.PHONY: bench docs test-slow test-long test-repeat test-browser browser go-node help venv tlc flink flink-results check check-large check-teeth check-apalache test lint crosscheck clean distclean extras $(addprefix extra-,$(EXTRAS))
 
 help: ## Show every target with a one-line description
 	@echo "Targets (make <target>):"
@@ -131,6 +131,20 @@ test: venv tlc $(TEST_STAMPS) ## Run the fast tests (everything not marked slow 
 test-slow: venv tlc $(TEST_STAMPS) go-node ## Run the slow tests CI runs (each guards something no fast test does)
 	@$(MAKE) --no-print-directory browser || echo "note: no Chromium, so the browser tests will be skipped (see make browser)"
 	@$(call PYTEST_RUN,-m "slow and not long" -n $(SLOW_JOBS) --durations=15)
+
+# Flaky-test hunt: the fast tests REPEAT times, each run in an order shuffled with its
+# own seed (1, 2, ...) on TEST_JOBS workers; REPEAT_MARK="slow and not long" REPEAT=3
+# does the slow tests.  Every run goes on after a failure; the seeds that failed are
+# printed last, and `pytest --shuffle=SEED` runs that order again.
+REPEAT ?= 10
+REPEAT_MARK ?= not slow and not long
+test-repeat: venv tlc $(TEST_STAMPS) go-node ## Run the tests REPEAT times in shuffled orders (seeds 1..REPEAT) to find a flaky test; prints the failing seeds
+	@failed=""; for seed in $$(seq 1 $(REPEAT)); do \
+		echo "== test-repeat: run $$seed of $(REPEAT) (--shuffle=$$seed)"; \
+		( $(call PYTEST_RUN,-m "$(REPEAT_MARK)" -n $(TEST_JOBS) --shuffle=$$seed -p no:cacheprovider -q) ) || failed="$$failed $$seed"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "test-repeat: runs with seeds$$failed failed: $(BIN)/pytest -m '$(REPEAT_MARK)' --shuffle=SEED runs one again" >&2; exit 1; fi; \
+	echo "test-repeat: $(REPEAT) of $(REPEAT) shuffled runs passed"
 
 test-browser: venv tlc $(call extra_stamp,dev) $(call extra_stamp,browser) ## Run only the browser tests (the explorer and a run report in headless Chromium)
 	@$(MAKE) --no-print-directory browser

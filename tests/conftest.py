@@ -3,6 +3,7 @@ reason shown by ``-ra``, only when Java is absent — never for any other reason
 
 from __future__ import annotations
 
+import random
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ import pytest
 
 from redletter.errors import EnvironmentMissing
 from redletter.toolchain import fetch_tlc, require_java
+from tests.cpu_log import pytest_runtest_protocol  # noqa: F401 (REDLETTER_TEST_CPU_LOG)
 from tests.progress_lines import pytest_configure  # noqa: F401 (progress lines off a terminal)
 from tests.scheduling import pytest_xdist_make_scheduler  # noqa: F401 (shared module fixtures)
 
@@ -55,8 +57,30 @@ def _first(item: pytest.Item) -> int:
     return FIRST.index(name) if name in FIRST else len(FIRST)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shuffle",
+        type=int,
+        metavar="SEED",
+        default=None,
+        help="run the tests in an order shuffled with SEED (make test-repeat): a test "
+        "that passes only in conftest's order, or beside one neighbour, shows",
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    seed = config.getoption("shuffle")
+    if seed is None:
+        return None
+    return f"tests shuffled with seed {seed} (--shuffle={seed} runs this order again)"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=_first)  # stable: each module's tests keep their order
+    seed = config.getoption("shuffle")
+    if seed is None:
+        items.sort(key=_first)  # stable: each module's tests keep their order
+    else:  # every xdist worker shuffles alike: the same seed, the same collection
+        random.Random(seed).shuffle(items)
     problem = _java_problem()
     if problem is None:
         return

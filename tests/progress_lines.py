@@ -37,6 +37,7 @@ class ProgressLines:
         if session.items:  # without xdist: the items this process runs
             self.total = len(session.items)
 
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown under -p no:xdist
     def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
         self.total = len(ids)  # with xdist: every worker collects every test
 

@@ -42,6 +42,8 @@ def scope_of(nodeid: str) -> str:
     return path if PurePosixPath(path).name in SHARED else nodeid
 
 
+# optionalhook: a run without xdist (``-p no:xdist``) does not know the hook.
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Schedule ``-n N`` runs (``--dist load``, xdist's default) with
     :func:`scope_of`; any other ``--dist`` keeps xdist's own scheduler."""

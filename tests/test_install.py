@@ -188,7 +188,7 @@ def test_each_command_keeps_its_files_in_the_callers_folder_and_prints_commands_
         f"{py} -m redletter.conformance.adapters.instrument.examples.chat --out store/chat",
         f"{rl} conform validate store/chat/alice.ndjson store/chat/bob.ndjson"
         " store/chat/carol.ndjson",
-        f"{rl} check --model MCToken2 --no-crosscheck",
+        f"{rl} check --model MCHistoryTermination --no-crosscheck",
     ]
     output, statuses, said = _run(kit, commands, work)
     assert [statuses.get(i) for i in range(len(commands))] == [1, 1, 0, 0, 0, 0], output

@@ -397,8 +397,7 @@ def test_a_crashed_run_is_unknown_never_pass(tmp_path: Path) -> None:
     v = validate_run_files([one, tmp_path / "bo.ndjson"])
     assert v.verdict == "unknown", v.explanation()
     assert v.explanation().splitlines() == [
-        "unknown: 1 event of 1 process judged on their own run (no model): cut inside a "
-        "snapshot",
+        "unknown: 1 event of 1 process judged on their own run (no model): cut inside a snapshot",
         "snapshot 1: never completes: ann never recorded its state",
         "the channels are read from the traffic (no init event lists every node's inputs "
         "and outputs): a channel that carried nothing is not known",
