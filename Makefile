@@ -134,7 +134,7 @@ test-slow: venv tlc $(TEST_STAMPS) go-node ## Run the slow tests CI runs (each g
 
 # Flaky-test hunt: the fast tests REPEAT times, each run in an order shuffled with its
 # own seed (1, 2, ...) on TEST_JOBS workers; REPEAT_MARK="slow and not long" REPEAT=3
-# does the slow tests.  Every run goes on after a failure; the seeds that failed are
+# TEST_JOBS=3 does the slow tests (three workers, as make test-slow).  Every run goes on after a failure; the seeds that failed are
 # printed last, and `pytest --shuffle=SEED` runs that order again.
 REPEAT ?= 10
 REPEAT_MARK ?= not slow and not long
