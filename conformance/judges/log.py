@@ -109,7 +109,8 @@ class Validation:
     notes: tuple[str, ...] = ()
     #: every divergence found, in run order (the first is :attr:`divergence`)
     divergences: tuple[Divergence, ...] = ()
-    what: str = "events replayed in the model"
+    #: what the events were (after "N events" in the verdict line)
+    what: str = "replayed in the model"
     #: the case of the cut rule the run is (:data:`~redletter.conformance.logcheck.CASES`)
     case: str = ""
 
@@ -127,10 +128,11 @@ class Validation:
         """The verdict in words (several lines): the verdict and the case of the cut
         rule; the first finding in full and the others one line each, each led by
         its rule's name; each snapshot; the notes.  No line is printed twice."""
-        what = self.what
-        if self.events == 1 and what.startswith("events "):
-            what = "event " + what.removeprefix("events ")
-        lines = [f"{self.verdict}: {self.events} {what}" + (f": {self.case}" if self.case else "")]
+        noun = "event" if self.events == 1 else "events"
+        lines = [
+            f"{self.verdict}: {self.events} {noun} {self.what}"
+            + (f": {self.case}" if self.case else "")
+        ]
         if self.divergence is not None:
             lines.append(f"{self.divergence.kind}: {self.divergence.describe()}")
         rest = [d for d in self.divergences if d is not self.divergence]

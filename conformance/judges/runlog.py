@@ -1757,8 +1757,7 @@ class _Judge:
             tuple(checks),
             tuple(dict.fromkeys(notes)),
             divergences=tuple(alls),
-            what=f"events of {_processes(len(self.merge.nodes))} judged on their own run "
-            "(no model)",
+            what=f"of {_processes(len(self.merge.nodes))} judged on their own run (no model)",
             case=case,
         )
 
