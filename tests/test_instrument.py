@@ -299,18 +299,31 @@ def test_injected_bug_is_found_with_the_first_divergence_explained(
 
 
 def test_a_bug_fails_the_command_line_naming_file_and_line(tmp_path: Path) -> None:
-    seed = 0
-    run = _run("MCConcurrent", tmp_path, seed, bug="late-marker")
-    done = subprocess.run(
-        [sys.executable, "-m", "redletter", "conform", "validate", "MCConcurrent",
-         *map(str, run.logs), "--root", str(ROOT)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    out = done.stdout.splitlines()
-    assert done.returncode == 1, f"seed {seed}, logs in {tmp_path}:\n{done.stdout}"
-    assert out[0].startswith("fail: ")
-    assert out[1].startswith(f"red-letter-order: {tmp_path}/p")
-    assert "overtakes its red letter" in out[1]
+    # Whether a run shows late-marker is the scheduler's: the marker is held until the
+    # next app message on its link or 20 ms, so a run whose app is idle by then (a
+    # launcher or node held off the CPU) sends it in time.  The command line is judged
+    # on the first seed whose run the judge in process fails, as the test above does.
+    cfg = _cfg("MCConcurrent")
+    tried: list[str] = []
+    for seed in BUG_SEEDS:
+        out_dir = tmp_path / f"seed{seed}"
+        run = _run("MCConcurrent", out_dir, seed, bug="late-marker")
+        if _checked(cfg, list(run.logs)).verdict == "pass":
+            tried.append(f"seed {seed}: pass")
+            continue
+        done = subprocess.run(
+            [sys.executable, "-m", "redletter", "conform", "validate", "MCConcurrent",
+             *map(str, run.logs), "--root", str(ROOT)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        out = done.stdout.splitlines()
+        assert done.returncode == 1, f"seed {seed}, logs in {out_dir}:\n{done.stdout}"
+        assert out[0].startswith("fail: ")
+        assert out[1].startswith(f"red-letter-order: {out_dir}/p")
+        assert "overtakes its red letter" in out[1]
+        return
+    seeds = list(BUG_SEEDS)
+    pytest.fail(f"--bug late-marker not found on MCConcurrent with seeds {seeds}: {tried}")
 
 
 def test_a_run_that_does_not_finish_times_out_and_leaves_no_process(tmp_path: Path) -> None:
