@@ -16,6 +16,7 @@ gallery's ``servers/shared-recording``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
@@ -567,6 +568,24 @@ def _wait_for(proc: subprocess.Popen[str], words: str, limit: float = 120.0) -> 
     raise AssertionError(f"no {words!r} in {seen}")
 
 
+def _handles_sigterm(proc: subprocess.Popen[str], limit: float = 120.0) -> None:
+    """Wait until ``proc`` catches SIGTERM (``SigCgt`` in /proc/PID/status): the kit's
+    ``main`` installs its handler for SIGINT, then SIGTERM, before the command runs.
+    Python catches SIGINT from its start (KeyboardInterrupt), so only SIGTERM tells
+    that the kit's own handler is in place; a SIGINT before it, while the interpreter
+    imports the kit, kills the process by the signal (exit -2), not the command."""
+    deadline = time.monotonic() + limit
+    bit = 1 << (signal.SIGTERM - 1)
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.suppress(OSError):
+            status = Path(f"/proc/{proc.pid}/status").read_text(encoding="utf-8")
+            caught = next(ln for ln in status.splitlines() if ln.startswith("SigCgt:"))
+            if int(caught.split()[1], 16) & bit:
+                return
+        time.sleep(0.01)
+    assert proc.poll() is not None, f"the command never caught SIGTERM within {limit} s"
+
+
 def _stale(pid: int) -> list[str]:
     tmp = Path(tempfile.gettempdir())
     return sorted(
@@ -661,7 +680,7 @@ def test_a_ctrl_c_at_any_moment_leaves_nothing_behind(tmp_path: Path) -> None:
         if first_line:
             _wait_for(proc, first_line)  # the command's own handler is in place
         else:
-            time.sleep(2.0)  # the interpreter has started and imported the command
+            _handles_sigterm(proc)  # the interpreter has imported the kit: its handler is in place
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
