@@ -126,7 +126,7 @@ def check_models(
             small=is_small(entry),
         )
         cross = crosscheck_hook(entry, result) if crosscheck_hook is not None else NO_CROSSCHECK
-        row = CheckRow(comparison=compare(entry, result), crosscheck=cross)
+        row = CheckRow(comparison=compare(entry, result, workers=workers), crosscheck=cross)
         with lock:
             obs.model_finished(row)
         return row

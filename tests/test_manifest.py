@@ -82,6 +82,21 @@ def test_count_drift_is_reported_per_count() -> None:
     )
 
 
+def test_with_several_tlc_workers_a_deeper_search_is_no_mismatch() -> None:
+    # Several workers need not find each state along a shortest path: the depth may
+    # grow, never shrink; the counts are exact with any number of workers.
+    assert compare(SUCCESS_ROW, result(counts=(123, 456, 18)), workers=2).matches
+    assert compare(SUCCESS_ROW, result(counts=(123, 456, 16)), workers=2).problems == (
+        "depth: expected 17, got 16",
+    )
+    assert compare(SUCCESS_ROW, result(counts=(124, 456, 18)), workers=2).problems == (
+        "distinct states: expected 123, got 124",
+    )
+    assert compare(SUCCESS_ROW, result(counts=(123, 456, 18)), workers=1).problems == (
+        "depth: expected 17, got 18",
+    )
+
+
 def test_failure_rows_ignore_counts() -> None:
     got = result(ResultKind.SAFETY_FAILURE, "Lemma0", counts=(7, 9, 3))
     assert compare(FAILURE_ROW, got).matches
