@@ -66,6 +66,7 @@ no fingerprint.
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import pickle
@@ -590,6 +591,26 @@ def _exchange(peers: dict[int, Connection], payloads: dict[int, bytes]) -> dict[
 
 
 def _worker_round(part: _Partition, peers: dict[int, Connection]) -> Stats:
+    """One level in a worker process, Python's cyclic garbage collector paused.
+
+    A round allocates millions of tuples (the successors and their fields, the
+    candidates' fields as unwired) and frees them by reference counting: a state is
+    a tree of tuples, in no cycle.  The collector still walks the young ones every 700
+    allocations and, as the frontiers come and go, all of them every few hundred
+    thousand: measured on MCTokenComplete3Large (874,530 states, 2 workers, safety) it
+    ran 10,000 collections a worker that freed 511 objects in all, and cost 14 of a
+    worker's 96 CPU-s (unwiring a batch alone: 7.5 s, 0.8 s without it).  It runs
+    again between rounds, so whatever cycle a round makes is still collected."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return _round_of(part, peers)
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _round_of(part: _Partition, peers: dict[int, Connection]) -> Stats:
     me, n = part.me, part.n
     batches, found = part.expand()
     got = _exchange(peers, {o: _wire(batches[o]) for o in peers})
