@@ -134,8 +134,9 @@ test-slow: venv tlc $(TEST_STAMPS) go-node ## Run the slow tests CI runs (each g
 
 # Flaky-test hunt: the fast tests REPEAT times, each run in an order shuffled with its
 # own seed (1, 2, ...) on TEST_JOBS workers; REPEAT_MARK="slow and not long" REPEAT=3
-# TEST_JOBS=3 does the slow tests (three workers, as make test-slow).  Every run goes on after a failure; the seeds that failed are
-# printed last, and `pytest --shuffle=SEED` runs that order again.
+# TEST_JOBS=3 does the slow tests (three workers, as make test-slow).  Every run goes
+# on after a failure; the seeds that failed are printed last, and `pytest
+# --shuffle=SEED` runs that order again.
 REPEAT ?= 10
 REPEAT_MARK ?= not slow and not long
 test-repeat: venv tlc $(TEST_STAMPS) go-node ## Run the tests REPEAT times in shuffled orders (seeds 1..REPEAT) to find a flaky test; prints the failing seeds
