@@ -9,6 +9,12 @@ that happens to get one of its tests.  Measured in CI before this plugin: the
 MCToken2 graph of ``test_pipeline_graph.py`` was built on two of the three slow
 workers (94 s and 75 s of setup) and its toy graph on both fast ones (40 s each).
 
+The same holds one level up for the tests in :data:`SPARK`, which use the
+process's one Spark session (``redletter.pipeline.session.get_session``): they are
+one unit, so a single worker starts a Spark JVM and warms it up.  Measured on the
+fast suite's 25 Spark tests (a cpuacct cgroup around the run): 131.7 CPU-s on two
+workers, each of which started its own JVM, against 84.2 in one process.
+
 Why not xdist's own ``--dist loadgroup`` with ``xdist_group`` marks: under pytest 9
 it groups nothing (xdist 3.8 renames a grouped test through ``item._nodeid``, which
 pytest 9 no longer reads), and ``--dist loadscope`` would put every module on one
@@ -35,11 +41,33 @@ SHARED: Final = frozenset(
 )
 
 
+#: Modules, or single tests (``module::test``), that use the process's Spark
+#: session; ``tests/test_test_plugins.py`` checks that every test marked ``spark``
+#: that starts one is listed (a test that runs ``spark-submit`` starts its own JVMs).
+SPARK: Final = frozenset(
+    {
+        "test_pipeline_campaign.py",
+        "test_pipeline_explore.py",
+        "test_pipeline_graph.py",
+        "test_pipeline_lemmas.py",
+        "test_pipeline_reach.py",
+        "test_pipeline_runners.py",
+        "test_grade.py::test_a_class_is_graded_on_spark_as_without_it",
+    }
+)
+#: The unit of the tests in :data:`SPARK`.
+SPARK_UNIT: Final = "spark-session"
+
+
 def scope_of(nodeid: str) -> str:
-    """The unit of work ``nodeid`` belongs to: its module for a module in
-    :data:`SHARED`, else the test itself."""
-    path = nodeid.split("::", 1)[0]
-    return path if PurePosixPath(path).name in SHARED else nodeid
+    """The unit of work ``nodeid`` belongs to: :data:`SPARK_UNIT` for a test in
+    :data:`SPARK`, its module for a module in :data:`SHARED`, else the test itself."""
+    path, _, rest = nodeid.partition("::")
+    name = PurePosixPath(path).name
+    test = rest.split("[", 1)[0]
+    if name in SPARK or f"{name}::{test}" in SPARK:
+        return SPARK_UNIT
+    return path if name in SHARED else nodeid
 
 
 # optionalhook: a run without xdist (``-p no:xdist``) does not know the hook.

@@ -3,12 +3,13 @@ and the CPU log (tests/scheduling.py, tests/cpu_log.py)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.scheduling import SHARED, scope_of
+from tests.scheduling import SHARED, SPARK, SPARK_UNIT, scope_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,6 +20,32 @@ def test_a_shared_modules_tests_are_one_unit() -> None:
     solo = "tests/test_runlog.py::test_conserved_sum_on_processes_without_channels"
     assert scope_of(solo) == solo
     assert all(name.startswith("test_") and (ROOT / "tests" / name).is_file() for name in SHARED)
+
+
+def test_the_tests_that_use_the_spark_session_are_one_unit() -> None:
+    """Every test module whose fixture calls ``get_session``, and every test that
+    calls it itself, is in :data:`SPARK` (else a second worker starts a JVM)."""
+    assert scope_of("tests/test_pipeline_lemmas.py::test_x[MCToken2-True]") == SPARK_UNIT
+    assert scope_of("tests/test_pipeline_graph.py::test_y") == SPARK_UNIT  # also SHARED
+    graded = "tests/test_grade.py::test_a_class_is_graded_on_spark_as_without_it"
+    assert scope_of(graded) == SPARK_UNIT
+    other = "tests/test_grade.py::test_a_grade_killed_and_started_again_loses_and_repeats_no_run"
+    assert scope_of(other) == other
+    found: set[str] = set()
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for top in tree.body:
+            if not isinstance(top, ast.FunctionDef):
+                continue
+            calls = any(
+                isinstance(n, ast.Call) and getattr(n.func, "id", None) == "get_session"
+                for n in ast.walk(top)
+            )
+            if calls:
+                fixture = top.name == "spark" or not top.name.startswith("test_")
+                found.add(path.name if fixture else f"{path.name}::{top.name}")
+    assert found, "no test calls get_session: the guard reads the wrong thing"
+    assert found == set(SPARK), (found - SPARK, SPARK - found)
 
 
 def test_without_xdist_the_tests_run_and_each_logs_its_cpu(tmp_path: Path) -> None:
