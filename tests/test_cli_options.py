@@ -249,3 +249,29 @@ def test_counts_and_seconds_accept_their_bounds() -> None:
             if args[1] is not None:
                 assert fn(args[1]) == args[1]
             assert not math.isnan(fn(1e9))  # type: ignore[arg-type]
+
+
+def _helps(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every command's ``--help`` text under ``command`` and the texts it is made of
+    (help, the line in its group's listing, epilog, each option's help), by path."""
+    name = " ".join(("redletter", *path))
+    parts = (command.help, command.short_help, command.epilog)
+    options = tuple(getattr(p, "help", None) for p in command.params)
+    yield path, (command.get_help(typer.Context(command, info_name=name)), parts, options)
+    for sub_name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from _helps(sub, (*path, sub_name))
+
+
+def test_a_command_line_builds_only_its_group_and_reads_as_with_the_whole_tree() -> None:
+    from redletter.cli import _command, _lean_command, _tree_for
+
+    whole = _command()
+    assert _tree_for([]) is whole and _tree_for(["--help"]) is whole
+    assert _tree_for(["chek"]) is whole  # a word no group holds: the whole tree says so
+    helps = dict(_helps(whole))
+    for name in sorted(whole.commands):
+        lean = _lean_command(name)
+        assert lean is not None and _tree_for([name, "--help"]) is lean, name
+        assert name in lean.commands and len(lean.commands) < len(whole.commands), name
+        for path, text in _helps(lean.commands[name], (name,)):
+            assert text == helps[path], path
