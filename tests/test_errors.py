@@ -84,15 +84,24 @@ class ErrorClass:
     exit: ast.expr | None  #: its class-level ``exit_code = ...``
 
 
-def _modules() -> Iterator[tuple[Path, ast.Module]]:
-    """Every module under redletter/ (the symlinked layers followed), once each."""
+@cache
+def _parsed() -> tuple[tuple[Path, ast.Module], ...]:
+    """Every module under redletter/ (the symlinked layers followed), once each,
+    parsed once a process (the scans below each walk every one)."""
     seen: set[Path] = set()
+    out: list[tuple[Path, ast.Module]] = []
     for d, _, fs in sorted(os.walk(PACKAGE, followlinks=True)):
         for f in sorted(fs):
             path = Path(d) / f
             if f.endswith(".py") and path.resolve() not in seen:
                 seen.add(path.resolve())
-                yield path, ast.parse(path.read_text(encoding="utf-8"))
+                out.append((path, ast.parse(path.read_text(encoding="utf-8"))))
+    return tuple(out)
+
+
+def _modules() -> Iterator[tuple[Path, ast.Module]]:
+    """Every module under redletter/ with its syntax tree (:func:`_parsed`)."""
+    yield from _parsed()
 
 
 def _name(node: ast.expr) -> str | None:
@@ -191,6 +200,7 @@ def uses() -> tuple[Use, ...]:
     for path, tree in _modules():
         rel = path.relative_to(ROOT)
         skip = _catalogue_nodes(tree)
+        nodes = list(ast.walk(tree))  # walked once: three passes read it
         # Module-level constants holding a code (CODE = "RL-INPUT-LOG").
         constants: dict[str, str] = {}
         # Functions of this module that return an error and take a code (_line_error).
@@ -201,13 +211,13 @@ def uses() -> tuple[Use, ...]:
                 constants |= {
                     t.id: str(_code(stmt.value)) for t in targets if isinstance(t, ast.Name)
                 }
-        for fn in ast.walk(tree):
+        for fn in nodes:
             if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.returns:
                 ret = _name(fn.returns)
                 if ret in classes:
                     makers[fn.name] = ret
         attributed: dict[int, str] = {}  # id of the literal node -> class name
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.ClassDef) and node.name in classes:
                 for stmt in node.body:
                     if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
@@ -227,7 +237,7 @@ def uses() -> tuple[Use, ...]:
                 for arg in [*node.args, *(kw.value for kw in node.keywords)]:
                     if _code(arg) is not None:
                         attributed[id(arg)] = makers[callee]
-        for lit in ast.walk(tree):
+        for lit in nodes:
             code = _code(lit) if isinstance(lit, ast.expr) else None
             if code is not None and id(lit) not in skip:
                 lineno = getattr(lit, "lineno", 0)
