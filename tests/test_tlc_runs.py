@@ -241,6 +241,8 @@ def test_the_spec_labels_transitions_with_the_action_names(tlc_jar: Path, tmp_pa
         cache_dir=tmp_path / "cache",
         check_deadlock=False,
         extra_args=["-dump", "dot,actionlabels", str(dot)],
+        workers=1,
+        small=True,  # as `redletter check` runs it (5,462 states: the quick compiler)
     )
     assert (result.kind, result.distinct, result.total) == (ResultKind.SUCCESS, 5462, 9527)
     assert _dot_labels(dot) == {"SendApp", "ReceiveApp", "ReceiveRedLetter", "StartSnapshot"}
