@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 
 from redletter.conformance.adapters.cos418 import RunLimits, inspect_package
-from redletter.conformance.adapters.cos418.campaign import Case, generate_cases
+from redletter.conformance.adapters.cos418.campaign import Case, generate_cases, package_cases
 from redletter.conformance.adapters.cos418.judge import judge_raw
 from redletter.conformance.adapters.cos418.workspace import (
     Workspace,
@@ -263,3 +263,97 @@ def test_a_log_the_package_tore_is_unused_not_a_crash_of_the_kit(tmp_path: Path)
     assert r.message.endswith(
         "(the run's log could not be used, so the snapshots were judged by outcome)"
     ), r.message
+
+
+#: The course's logger of the first dialect, and a logger that keeps the same
+#: events otherwise: each epoch an object holding a list of pointers made long
+#: beforehand (nil entries) and filled in place.
+COURSE_LOGGER = """type Logger struct {
+	events [][]LogEvent
+}
+
+func NewLogger() *Logger {
+	return &Logger{}
+}
+
+func (logger *Logger) NewEpoch() {
+	logger.events = append(logger.events, []LogEvent{})
+}
+
+// RecordEvent appends to the last epoch (there must be one).
+func (logger *Logger) RecordEvent(server *Server, event interface{}) {
+	last := len(logger.events) - 1
+	logger.events[last] = append(logger.events[last], LogEvent{server.Id, server.Tokens, event})
+}
+
+func (logger *Logger) String() string {
+	var b strings.Builder
+	for epoch, events := range logger.events {
+		if len(events) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "epoch %d:\\n", epoch)
+		for _, e := range events {
+"""
+FILLED_LOGGER = """type Logger struct {
+	events []*epochLog
+}
+
+type epochLog struct {
+	n       int
+	entries []*LogEvent
+}
+
+func NewLogger() *Logger {
+	return &Logger{}
+}
+
+func (logger *Logger) NewEpoch() {
+	logger.events = append(logger.events, &epochLog{entries: make([]*LogEvent, 4)})
+}
+
+// RecordEvent fills the next entry of the last epoch, doubling it when full.
+func (logger *Logger) RecordEvent(server *Server, event interface{}) {
+	e := logger.events[len(logger.events)-1]
+	if e.n == len(e.entries) {
+		e.entries = append(e.entries, make([]*LogEvent, len(e.entries))...)
+	}
+	e.entries[e.n] = &LogEvent{server.Id, server.Tokens, event}
+	e.n++
+}
+
+func (logger *Logger) String() string {
+	var b strings.Builder
+	for epoch, events := range logger.events {
+		fmt.Fprintf(&b, "epoch %d:\\n", epoch)
+		for _, e := range events.entries[:events.n] {
+"""
+
+
+@pytest.mark.go
+@pytest.mark.slow
+@needs_go
+def test_the_log_read_step_by_step_is_the_log_read_whole(tmp_path: Path) -> None:
+    # The driver reads the last epoch from where its previous read stopped (an
+    # epoch of hundreds of sends was read whole at each of them): the steps must be
+    # those of the course's logger for a logger whose epochs are lists of pointers
+    # filled in place, nil beyond, whose entries the reader must read again until
+    # they are written (and whose pointers it must visit once).
+    course = materialize("servers/base", tmp_path / "course")
+    filled = materialize("servers/base", tmp_path / "filled")
+    text = (filled / "logger.go").read_text(encoding="utf-8")
+    assert text.count(COURSE_LOGGER) == 1, "the base's logger changed: update"
+    (filled / "logger.go").write_text(text.replace(COURSE_LOGGER, FILLED_LOGGER), "utf-8")
+    # The course's 10nodes-concurrent-snapshots: 5 overlapping snapshots, and up to
+    # 14 sends and snapshots within one epoch, each a step.
+    case = next(c for c in package_cases(course / "test_data")[0] if c.name.startswith("10nodes"))
+    schedules = []
+    for pkg in (course, filled):
+        with Workspace(inspect_package(pkg)) as ws:
+            assert ws.build().ok, ws.build().output
+            raw = ws.run(case.topology, case.scenario, 1, RunLimits())
+        assert raw.document is not None, raw.stderr[-2000:]
+        assert raw.document["schedule_available"] is True, raw.document.get("schedule_note")
+        assert judge_raw(raw).verdict == Verdict.PASS
+        schedules.append(raw.document["schedule"])
+    assert schedules[0] == schedules[1]
