@@ -42,6 +42,7 @@ from redletter.conformance.process import (
     NodeErrorReply,
     NodeProcess,
     NodeProtocolError,
+    is_urgent,
     quote_node_text,
 )
 from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport
@@ -475,7 +476,7 @@ class Driver:
         tb: TracebackType | None,
     ) -> None:
         # Ctrl-C (KeyboardInterrupt) and the like: kill at once, no grace period.
-        self.close(urgent=exc_type is not None and not issubclass(exc_type, Exception))
+        self.close(urgent=is_urgent(exc_type))
 
 
 def _channel(v: object) -> p.Channel:

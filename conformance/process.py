@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+import redletter.stopping as stopping
 from redletter.conformance.protocol import Envelope, Request, decode, encode
 from redletter.conformance.sandbox import Sandbox, SandboxPolicy, SandboxReport, describe_bytes
 
@@ -57,6 +58,7 @@ __all__ = [
     "NodeTimeout",
     "describe_status",
     "escape_terminal",
+    "is_urgent",
     "quote_node_text",
 ]
 from redletter.errors import Exit, InputError, RedletterError, escape_terminal
@@ -420,6 +422,7 @@ class NodeProcess:
             try:
                 n = os.write(self._stdin_fd, view)
             except BlockingIOError:
+                stopping.check()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise self._timeout(what, limit) from None
@@ -432,6 +435,7 @@ class NodeProcess:
     def _next_line(self, what: str, deadline: float, limit: float) -> str:
         exited_at: float | None = None
         while True:
+            stopping.check()  # a Ctrl-C whose KeyboardInterrupt was lost: within 0.1 s
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self._timeout(what, limit)
@@ -635,7 +639,14 @@ class NodeProcess:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
-        self.close(urgent=exc_type is not None and not issubclass(exc_type, Exception))
+        self.close(urgent=is_urgent(exc_type))
+
+
+def is_urgent(exc_type: type[BaseException] | None) -> bool:
+    """Whether a node left with ``exc_type`` is killed at once: on Ctrl-C and the
+    like, and whatever the way out once a stop was asked for (the interruption may
+    have been lost, or have broken what it landed in)."""
+    return stopping.requested() or (exc_type is not None and not issubclass(exc_type, Exception))
 
 
 def _resolve_argv(argv: Sequence[str]) -> tuple[str, ...]:

@@ -69,6 +69,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
+import redletter.stopping as stopping
 from redletter.errors import EnvironmentMissing, InputError
 
 __all__ = [
@@ -501,10 +502,11 @@ _SHUT: list[bool] = []  #: non-empty once :func:`shutdown` ran: no new sandbox
 def own_tempdir(prefix: str) -> Path:
     """A fresh temporary directory ``<prefix><pid>-...`` of this process, registered
     so that :func:`shutdown` removes it, whatever thread made it.  Raises
-    KeyboardInterrupt once the process is shutting down (a Ctrl-C)."""
+    KeyboardInterrupt once the process is shutting down, or a stop was asked for
+    (a Ctrl-C: :mod:`redletter.stopping`): no sandbox is made after one."""
     with _OWN_LOCK:
-        if _SHUT:
-            raise KeyboardInterrupt
+        if _SHUT or stopping.requested():
+            raise stopping.interruption()
         d = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
         _OWN_DIRS.add(d)
         return d
@@ -718,13 +720,14 @@ class Launch:
         deadline = time.monotonic() + timeout
         try:
             while True:
+                stopping.check()  # a Ctrl-C whose KeyboardInterrupt was lost
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise EnvironmentMissing(
                         f"the sandbox did not start {self.program} within {timeout:g} s",
                         code="RL-ENV-SANDBOX",
                     )
-                ready, _, _ = select.select([self._status_r], [], [], remaining)
+                ready, _, _ = select.select([self._status_r], [], [], min(remaining, 0.1))
                 if not ready:
                     continue
                 chunk = os.read(self._status_r, 65536)
@@ -787,6 +790,7 @@ class Sandbox:
         self.policy = policy if policy is not None else SandboxPolicy()
         self.name = name
         self._closed = False
+        self._released = False  #: closed, and everything it made removed
         self._members: list[subprocess.Popen[bytes]] = []
         self._pids: list[int] = []  #: started by other means (asyncio): killed, not waited
         self._holder: subprocess.Popen[bytes] | None = None
@@ -1207,21 +1211,24 @@ class Sandbox:
 
     def close(self) -> None:
         """Kill every process left, remove the cgroups and directories, give back
-        the paths lent to the sandbox's uid.  Idempotent."""
-        if self._closed:
+        the paths lent to the sandbox's uid.  Idempotent; a close cut short (a
+        Ctrl-C landed in it) is finished by the next one (:func:`shutdown`'s)."""
+        if self._released:
             return
-        self._closed = True
+        self._closed = True  # no launch from here on
         self.kill()
         self.cgroup.remove()
-        for path, uid, gid in reversed(self._chowned):
+        while self._chowned:
+            path, uid, gid = self._chowned[-1]
             _chown_back(path, self.uid, uid, gid)
-        for fd in self._results:
+            self._chowned.pop()
+        while self._results:
             with contextlib.suppress(OSError):
-                os.close(fd)
-        self._results.clear()
+                os.close(self._results.pop())
         release_tempdir(self.root)
         with _OWN_LOCK:
             _LIVE.discard(self)
+        self._released = True
 
     def __enter__(self) -> Sandbox:
         return self

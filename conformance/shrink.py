@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import redletter.stopping as stopping
 from redletter.conformance.judges.drive import JudgeResult, NodeSpec, judge_trace
 from redletter.conformance.traces import Step, Trace, model_of, replay_states
 from redletter.conformance.verdict import Verdict
@@ -106,6 +107,7 @@ def shrink(
             if runs >= max_runs or (budget is not None and time.monotonic() - started >= budget):
                 stopped = True
                 return False
+            stopping.check()
             runs += 1
             r = run(trace.with_steps(cand))
             if on_run is not None:

@@ -39,6 +39,7 @@ from typing import Any, Final, TypeAlias, TypeVar
 
 from frozendict import frozendict
 
+import redletter.stopping as stopping
 from redletter.errors import InputError
 from redletter.python_model.actions import (
     ACTION_NAMES,
@@ -428,6 +429,7 @@ def edge_tours(cfg: ModelConfig, source: tuple[str, str], *, max_len: int = 60) 
         return None
 
     while remaining:
+        stopping.check()
         cur = 0
         steps: list[Step] = []
         while True:
@@ -533,6 +535,7 @@ def random_walks(
     """
     out: list[Trace] = []
     for i in range(n):
+        stopping.check()
         s_i = seed + i
         name, tla, cfg_text = random_token_model(s_i, procs=procs, snaps=snaps)
         trace = Trace(f"{name}-walk", name, f"random-walk seed {s_i}", (), tla, cfg_text)
@@ -585,6 +588,7 @@ def goal_traces(
             break
     out: list[Trace] = []
     for label, goal in goals:
+        stopping.check()
         found = synthesize(params, goal, max_steps)
         if found is None:
             continue
@@ -717,7 +721,9 @@ def generate(
     max_len: int = 60,
 ) -> list[Trace]:
     """Every trace for ``model``: its edge tours, its z3 goal traces, and ``walks``
-    random walks on random topologies (seeds ``seed``, ``seed + 1``, ...)."""
+    random walks on random topologies (seeds ``seed``, ``seed + 1``, ...).  Each
+    part checks for a stop asked for (:func:`redletter.stopping.check`): z3 runs
+    finalizers by the thousand, where a Ctrl-C's KeyboardInterrupt is lost."""
     source = model_source(model, spec_dir)
     cfg = load_model(model, spec_dir)
     out: list[Trace] = []

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "ground",
         (
             "redletter.errors",
+            "redletter.stopping",
             "redletter.untrusted",
             "redletter.safewrite",
             "redletter.project",

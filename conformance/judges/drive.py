@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TypeAlias, cast
 
+import redletter.stopping as stopping
 from redletter.conformance import protocol as p
 from redletter.conformance.driver import Driver, InProcessTransport, ProcessTransport, Transport
 from redletter.conformance.net import Observation, Topology, show_channel, show_msg
@@ -1003,13 +1004,16 @@ def judge_all(
     usage error before its first step raises :func:`usage_error`'s error, and one that
     cannot start :func:`start_error`'s.
     ``judge``: the judge of each trace (by default this module's; a variant's from
-    :mod:`.families`).
+    :mod:`.families`).  A stop asked for (Ctrl-C, SIGTERM: :mod:`redletter.stopping`)
+    raises its interruption before the next trace, even where its KeyboardInterrupt
+    was lost.
     """
     start = time.monotonic()
     results: list[JudgeResult] = []
     unknown = 0
     stopped = "" if traces else "there was no trace to judge"
     for i, t in enumerate(traces):
+        stopping.check()
         if budget is not None and time.monotonic() - start >= budget:
             stopped = (
                 f"the time budget of {budget:g} s was spent after {i} of {len(traces)} traces"

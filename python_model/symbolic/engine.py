@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import redletter.python_model.symbolic.encoding as enc
+import redletter.stopping as stopping
 from redletter.errors import InputError, InternalError
 from redletter.python_model.itf import ItfState, trace_to_json
 from redletter.python_model.symbolic.concrete import (
@@ -483,6 +484,7 @@ def synthesize(params: SymParams, goal: Goal, max_steps: int) -> Trace | None:
     solver = z3.Solver()
     un = _Unrolling(params, solver)
     for n in range(max_steps + 1):
+        stopping.check()  # z3's finalizers lose KeyboardInterrupts: ask at each depth
         if n > 0:
             un.extend()
         prefix = SymTrace(params, tuple(un.states), tuple(un.steps))

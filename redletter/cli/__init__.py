@@ -17,7 +17,8 @@ The verb tree reads the same on every engine: ``explore MODEL``,
 
 Errors: a :class:`~redletter.errors.RedletterError` is printed as
 ``error[CODE]: message`` on stderr and exits with its ``exit_code``; anything
-else is a bug and exits 4; Ctrl-C exits 130.
+else is a bug and exits 4; Ctrl-C exits 130 (SIGTERM 143), whatever the
+interruption broke on its way out (:mod:`redletter.stopping`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 import typer
 from typer.exceptions import TyperException
 
+import redletter.stopping as stopping
 from redletter.cli import (
     check,
     conform,
@@ -49,8 +51,9 @@ from redletter.cli import (
 )
 from redletter.errors import Exit, RedletterError
 from redletter.project import extra_hint, printed
+from redletter.stopping import Terminated
 
-__all__ = ["app", "main"]
+__all__ = ["Terminated", "app", "main"]
 
 #: The root's settings (also those of :func:`_lean_command`'s roots).
 _ROOT_SETTINGS: dict[str, Any] = {
@@ -140,23 +143,17 @@ def _polish(command: Any) -> None:
         _polish(sub)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the command runs, so it stops as on Ctrl-C: the context
-    managers on the way out kill its nodes at once and remove their sandboxes."""
-
-
-#: The signals that stopped the command (SIGINT, SIGTERM), in order.
-_STOPPED_BY: list[int] = []
-
-
 def _on_stop(signum: int, frame: object) -> None:
     """First Ctrl-C or SIGTERM: stop where the command is (its cleanup runs, without
-    grace periods).  A second one while it cleans up: leave at once (the sandboxes
-    die with the kit anyway)."""
-    if _STOPPED_BY:
-        os._exit(128 + _STOPPED_BY[0])
-    _STOPPED_BY.append(signum)
-    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+    grace periods).  The stop is recorded before the interruption is raised: where
+    Python drops it (it landed in a finalizer), the command's long loops raise it
+    again (:func:`redletter.stopping.check`).  A second one while it cleans up:
+    leave at once (the sandboxes die with the kit anyway)."""
+    first = stopping.signal_number()
+    if first is not None:
+        os._exit(128 + first)
+    stopping.request(signum)
+    raise stopping.interruption()
 
 
 def _sandboxes(what: str) -> None:
@@ -172,7 +169,7 @@ def _stopped() -> int:
     sandbox and temporary folder of the command is gone first, whichever thread was
     making one when the signal came."""
     _sandboxes("shutdown")
-    if _STOPPED_BY and _STOPPED_BY[0] == signal.SIGTERM:
+    if stopping.signal_number() == signal.SIGTERM:
         ui.interrupted(f"terminated (SIGTERM); {ui.kept()}")
         return 128 + signal.SIGTERM
     ui.interrupted(ui.kept())
@@ -229,7 +226,7 @@ def entry() -> None:
     and said so; a worker thread still inside a solver must not hold the exit, so
     the process leaves at once."""
     code = main()
-    if _STOPPED_BY and threading.active_count() > 1:
+    if code in (int(Exit.INTERRUPTED), 128 + signal.SIGTERM) and threading.active_count() > 1:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
@@ -238,7 +235,7 @@ def entry() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``redletter`` command with ``argv``; its exit code."""
-    _STOPPED_BY.clear()
+    stopping.clear()
     _sandboxes("reopen")
     ui.keeps(ui.KEPT)
     before: dict[signal.Signals, Any] = {}
@@ -253,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
+        # The command has said why it stopped: what this process runs next (a test,
+        # a caller of the API) is not stopped by it.
+        stopping.clear()
 
 
 def _run(argv: list[str] | None) -> int:
@@ -264,7 +264,7 @@ def _run(argv: list[str] | None) -> int:
             standalone_mode=False,
         )
     except typer.Exit as exc:
-        if _STOPPED_BY:
+        if stopping.requested():
             return _stopped()
         return int(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
@@ -281,29 +281,31 @@ def _run(argv: list[str] | None) -> int:
         hint = _unquoted_node(exc, ctx, args)
         ui.error_line("RL-INPUT-USAGE", where + exc.format_message() + hint)
         return int(Exit.BAD_INPUT)
-    except RedletterError as exc:
-        ui.error_line(exc.code, exc.message)
-        return int(exc.exit_code)
-    except ModuleNotFoundError as exc:
-        missing = _missing_extra(exc)
-        if missing is None:
-            ui.error_line(
-                "RL-INTERNAL",
-                f"internal error (a bug in redletter, please report): {type(exc).__name__}: {exc}",
-            )
-            return int(Exit.INTERNAL)
-        ui.error_line(*missing)
-        return int(Exit.ENVIRONMENT)
     except Exception as exc:
-        ui.error_line(
-            "RL-INTERNAL",
-            f"internal error (a bug in redletter, please report): {type(exc).__name__}: {exc}",
-        )
-        return int(Exit.INTERNAL)
-    if _STOPPED_BY or result == Exit.INTERRUPTED:
+        if stopping.requested():
+            # The interruption broke what it landed in (a lock left released, a
+            # ctypes call's argument): the command stopped, it did not fail.
+            return _stopped()
+        return _failed(exc)
+    if stopping.requested() or result == Exit.INTERRUPTED:
         # Typer turns KeyboardInterrupt into a silent exit code 130.
         return _stopped()
     return result if isinstance(result, int) else int(Exit.OK)
+
+
+def _failed(exc: Exception) -> int:
+    """Say why the command failed (``exc``); its exit code."""
+    if isinstance(exc, RedletterError):
+        ui.error_line(exc.code, exc.message)
+        return int(exc.exit_code)
+    if isinstance(exc, ModuleNotFoundError) and (missing := _missing_extra(exc)) is not None:
+        ui.error_line(*missing)
+        return int(Exit.ENVIRONMENT)
+    ui.error_line(
+        "RL-INTERNAL",
+        f"internal error (a bug in redletter, please report): {type(exc).__name__}: {exc}",
+    )
+    return int(Exit.INTERNAL)
 
 
 if __name__ == "__main__":
