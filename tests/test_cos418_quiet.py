@@ -265,36 +265,12 @@ def test_a_log_the_package_tore_is_unused_not_a_crash_of_the_kit(tmp_path: Path)
     ), r.message
 
 
-#: The course's logger of the first dialect, and a logger that keeps the same
-#: events otherwise: each epoch an object holding a list of pointers made long
-#: beforehand (nil entries) and filled in place.
-COURSE_LOGGER = """type Logger struct {
-	events [][]LogEvent
-}
-
-func NewLogger() *Logger {
-	return &Logger{}
-}
-
-func (logger *Logger) NewEpoch() {
-	logger.events = append(logger.events, []LogEvent{})
-}
-
-// RecordEvent appends to the last epoch (there must be one).
-func (logger *Logger) RecordEvent(server *Server, event interface{}) {
-	last := len(logger.events) - 1
-	logger.events[last] = append(logger.events[last], LogEvent{server.Id, server.Tokens, event})
-}
-
-func (logger *Logger) String() string {
-	var b strings.Builder
-	for epoch, events := range logger.events {
-		if len(events) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "epoch %d:\\n", epoch)
-		for _, e := range events {
-"""
+#: A logger that keeps the same events as the course's logger of the first dialect
+#: (the gallery's servers/base/logger.go from ``type Logger struct`` to the loop over
+#: an epoch's events, which it replaces): each epoch an object holding a list of
+#: pointers made long beforehand (nil entries) and filled in place.
+COURSE_LOGGER_FROM = "type Logger struct {"
+COURSE_LOGGER_TO = "\t\tfor _, e := range events {\n"
 FILLED_LOGGER = """type Logger struct {
 	events []*epochLog
 }
@@ -342,8 +318,12 @@ def test_the_log_read_step_by_step_is_the_log_read_whole(tmp_path: Path) -> None
     course = materialize("servers/base", tmp_path / "course")
     filled = materialize("servers/base", tmp_path / "filled")
     text = (filled / "logger.go").read_text(encoding="utf-8")
-    assert text.count(COURSE_LOGGER) == 1, "the base's logger changed: update"
-    (filled / "logger.go").write_text(text.replace(COURSE_LOGGER, FILLED_LOGGER), "utf-8")
+    start = text.index(COURSE_LOGGER_FROM)
+    end = text.index(COURSE_LOGGER_TO, start) + len(COURSE_LOGGER_TO)
+    course_logger = text[start:end]
+    for part in ("events [][]LogEvent", "func (logger *Logger) NewEpoch()", "RecordEvent("):
+        assert part in course_logger, f"the base's logger changed ({part!r}): update"
+    (filled / "logger.go").write_text(text[:start] + FILLED_LOGGER + text[end:], "utf-8")
     # The course's 10nodes-concurrent-snapshots: 5 overlapping snapshots, and up to
     # 14 sends and snapshots within one epoch, each a step.
     case = next(c for c in package_cases(course / "test_data")[0] if c.name.startswith("10nodes"))

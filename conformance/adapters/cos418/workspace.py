@@ -317,13 +317,11 @@ def go_env(go: str, *, race: bool, gopath: Path | None) -> dict[str, str]:
     return env
 
 
-@functools.cache
-def kit_go_version(go: str) -> str:
-    """The kit's Go as ``go env GOVERSION`` says it (``go1.27.3``); ``""`` if it
-    cannot say."""
+def _go_env(go: str, *names: str) -> list[str]:
+    """What ``go env NAME...`` prints, a word a name; ``[]`` if it cannot say."""
     try:
         done = subprocess.run(
-            [go, "env", "GOVERSION"],
+            [go, "env", *names],
             capture_output=True,
             text=True,
             timeout=60,
@@ -331,8 +329,16 @@ def kit_go_version(go: str) -> str:
             env={**go_env(go, race=False, gopath=None), "HOME": tempfile.gettempdir()},
         )
     except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
+        return []
+    return done.stdout.split() if done.returncode == 0 else []
+
+
+@functools.cache
+def kit_go_version(go: str) -> str:
+    """The kit's Go as ``go env GOVERSION`` says it (``go1.27.3``); ``""`` if it
+    cannot say."""
+    said = _go_env(go, "GOVERSION")
+    return said[0] if len(said) == 1 else ""
 
 
 @functools.cache
@@ -351,25 +357,15 @@ def toolchain_binary(go: str) -> str:
     except OSError:
         return real
 
-    def ask(exe: str) -> list[str]:
-        try:
-            done = subprocess.run(
-                [exe, "env", "GOROOT", "GOVERSION"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-                env={**go_env(exe, race=False, gopath=None), "HOME": tempfile.gettempdir()},
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return []
-        return done.stdout.split() if done.returncode == 0 else []
-
-    said = ask(real)
+    said = _go_env(real, "GOROOT", "GOVERSION")
     if len(said) != 2:
         return real
     binary = Path(said[0]) / "bin" / "go"
-    if not binary.is_file() or not os.access(binary, os.X_OK) or ask(str(binary)) != said:
+    if (
+        not binary.is_file()
+        or not os.access(binary, os.X_OK)
+        or _go_env(str(binary), "GOROOT", "GOVERSION") != said
+    ):
         return real
     return os.path.realpath(binary)
 
