@@ -10,20 +10,26 @@ integers); the states themselves only while they are on its frontier (and, when 
 whole graph is asked for, all of them).  A level is one round of three steps:
 
 1. *expand*: each partition generates the successors of its frontier, in the order
-   of their fingerprints, counting every one in ``total`` and applying the cfg's
-   CONSTRAINT exactly as :func:`redletter.python_model.explore.explore` does (TLC
-   2.15's semantics, see there): a successor outside it is no state but its
-   invariants are checked, and action properties are checked on every step, by the
-   partition that owns the step's source.  The successors inside it are deduplicated
+   the frontier's states were added (below), counting every one in ``total`` and
+   applying the cfg's CONSTRAINT exactly as
+   :func:`redletter.python_model.explore.explore` does (TLC 2.15's semantics, see
+   there): a successor outside it is no state but its invariants are checked, and
+   action properties are checked on every step, by the partition that owns the
+   step's source.  The successors inside it are deduplicated
    within the partition and grouped into one batch per owning partition;
 2. *exchange*: the partitions swap their batches (one message per pair and level,
    the states' fields written by :mod:`marshal`, never a message per state);
 3. *dedupe*: each partition keeps the candidates it owns whose fingerprints it has
-   not seen, sorted by fingerprint, each with **the smallest parent** (by
+   not seen, in the order they came (the batches in partition order, each in its
+   sender's order: deterministic for a given ``N``; sorting them by fingerprint
+   scattered the states' memory and cost a third more time on
+   ``MCTokenComplete3Large``), each with **the smallest parent** (by
    fingerprint) among all that generated it -- the rule of the Spark BFS
-   (``_keep`` in :mod:`redletter.pipeline.explore`), so the BFS tree, and with it the
-   counterexample, is the same however many partitions there are and however the
-   processes are scheduled.  It checks the invariants of its new states.
+   (``_keep`` in :mod:`redletter.pipeline.explore`; a state generated twice within
+   one partition's level keeps the smaller parent already in *expand*), so the BFS
+   tree, and with it the counterexample, is the same however many partitions there
+   are and however the processes are scheduled.  It checks the invariants of its new
+   states.
 
 With the graph (``graph``, for the cross-check and ``--graph``) or the liveness data
 (``liveness``), every edge is kept by the partition of its source, and the owners
@@ -258,6 +264,8 @@ class _Partition:
         if not self.flags:
             self.flags = [bytearray() for _ in self.preds]
         self.cls: type | None = None
+        #: the fields of the states received, each value once (see :meth:`dedupe`)
+        self._shared: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ the steps
 
@@ -338,6 +346,11 @@ class _Partition:
                         out_pfp[o].append(fs)
                         out_pid[o].append(ps)
                         out_obj[o].append(t)
+                    else:  # generated again this level: the smallest parent is kept
+                        pos, o = divmod(slot, n)
+                        if fs < out_pfp[o][pos]:
+                            out_pfp[o][pos] = fs
+                            out_pid[o][pos] = ps
                     if edges:
                         e_dst.append(slot)
                         if keep:
@@ -362,8 +375,9 @@ class _Partition:
 
     def dedupe(self, batches: Sequence[Batch]) -> tuple[list[array[int]], list[Found]]:
         """Step 3: the new states among the candidates of every partition (``batches``
-        in partition order), sorted, the smallest parent kept; with the edges, the ids
-        of every batch's candidates, for the partition that sent it."""
+        in partition order), in the order they came, the smallest parent kept; with
+        the edges, the ids of every batch's candidates, for the partition that sent
+        it."""
         seen = self.visited.get
         new: dict[int, list[Any]] = {}
         for b_fp, b_pfp, b_pid, objs, as_key in batches:
@@ -383,12 +397,19 @@ class _Partition:
         found: list[Found] = []
         self.levels.append(len(self.fps))
         self.frontier = []
-        for fp in sorted(new):
+        for fp in new:
             pfp, pid, obj, as_key = new[fp]
             if as_key:
                 if self.cls is None:
                     self.cls = type(next(iter(self.engine.init_states())))
-                obj = self.cls(*obj)
+                # A state that came over the wire is a fresh tree of tuples, none of it
+                # shared with the states already here as a successor shares its
+                # parent's unchanged fields: its fields are looked up among those seen,
+                # so equal fields are one object again (dictionary lookups of the
+                # invariants' memo then compare by identity), 10 % of a worker's time
+                # and a quarter of its memory on MCTokenComplete3Large.
+                share = self._shared.setdefault
+                obj = self.cls(*[share(f, f) for f in obj])
             self._add(fp, pfp, pid, obj, found)
         replies: list[array[int]] = []
         if self.opts.edges:
@@ -454,7 +475,11 @@ class _Partition:
 
     def export(self) -> bytes:
         """Everything but the engine, to go on in a worker process."""
-        data = {k: v for k, v in vars(self).items() if k not in ("engine", "preds", "bits", "cls")}
+        data = {
+            k: v
+            for k, v in vars(self).items()
+            if k not in ("engine", "preds", "bits", "cls", "_shared")
+        }
         data["frontier"] = [s.key() for s in self.frontier]
         data["states"] = [s.key() for s in self.states]
         return pickle.dumps(data, pickle.HIGHEST_PROTOCOL)
