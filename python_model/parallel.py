@@ -264,7 +264,8 @@ class _Partition:
         if not self.flags:
             self.flags = [bytearray() for _ in self.preds]
         self.cls: type | None = None
-        #: the fields of the states received, each value once (see :meth:`dedupe`)
+        #: the fields of the states received this level, each value once (see
+        #: :meth:`dedupe`)
         self._shared: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ the steps
@@ -379,6 +380,7 @@ class _Partition:
         the edges, the ids of every batch's candidates, for the partition that sent
         it."""
         seen = self.visited.get
+        self._shared = {}  # (a level's: what it holds goes with the level's states)
         new: dict[int, list[Any]] = {}
         for b_fp, b_pfp, b_pid, objs, as_key in batches:
             for k, fp in enumerate(b_fp):
