@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,16 @@ from redletter.toolchain import fetch_tlc, require_java
 from tests.cpu_log import pytest_runtest_protocol  # noqa: F401 (REDLETTER_TEST_CPU_LOG)
 from tests.progress_lines import pytest_configure  # noqa: F401 (progress lines off a terminal)
 from tests.scheduling import pytest_xdist_make_scheduler  # noqa: F401 (shared module fixtures)
+
+# A test run started with SIGINT ignored (a background job of a shell without job
+# control: `.ci/run &` in a script, a subshell's `&`) passes that on to every process
+# it starts, and the kit, as Python itself does, keeps an ignored SIGINT ignored (a
+# background job is not stopped by the terminal's Ctrl-C).  The tests that press
+# Ctrl-C on the kit then wait for an exit that cannot come (three of them timed out
+# in a CI run started that way).  They test the kit as a terminal runs it: SIGINT is
+# caught in this process, so the processes it starts get it as the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
