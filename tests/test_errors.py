@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -85,7 +84,7 @@ class ErrorClass:
 
 
 @cache
-def _parsed() -> tuple[tuple[Path, ast.Module], ...]:
+def _modules() -> tuple[tuple[Path, ast.Module], ...]:
     """Every module under redletter/ (the symlinked layers followed), once each,
     parsed once a process (the scans below each walk every one)."""
     seen: set[Path] = set()
@@ -97,11 +96,6 @@ def _parsed() -> tuple[tuple[Path, ast.Module], ...]:
                 seen.add(path.resolve())
                 out.append((path, ast.parse(path.read_text(encoding="utf-8"))))
     return tuple(out)
-
-
-def _modules() -> Iterator[tuple[Path, ast.Module]]:
-    """Every module under redletter/ with its syntax tree (:func:`_parsed`)."""
-    yield from _parsed()
 
 
 def _name(node: ast.expr) -> str | None:
