@@ -264,9 +264,6 @@ class _Partition:
         if not self.flags:
             self.flags = [bytearray() for _ in self.preds]
         self.cls: type | None = None
-        #: the fields of the states received this level, each value once (see
-        #: :meth:`dedupe`)
-        self._shared: dict[Any, Any] = {}
 
     # ------------------------------------------------------------------ the steps
 
@@ -380,7 +377,6 @@ class _Partition:
         the edges, the ids of every batch's candidates, for the partition that sent
         it."""
         seen = self.visited.get
-        self._shared = {}  # (a level's: what it holds goes with the level's states)
         new: dict[int, list[Any]] = {}
         for b_fp, b_pfp, b_pid, objs, as_key in batches:
             for k, fp in enumerate(b_fp):
@@ -399,6 +395,10 @@ class _Partition:
         found: list[Found] = []
         self.levels.append(len(self.fps))
         self.frontier = []
+        # The fields of this level's states that came over the wire, each value once
+        # (a level's: what it holds goes with the level's states).
+        shared: dict[Any, Any] = {}
+        share = shared.setdefault
         for fp in new:
             pfp, pid, obj, as_key = new[fp]
             if as_key:
@@ -410,7 +410,6 @@ class _Partition:
                 # so equal fields are one object again (dictionary lookups of the
                 # invariants' memo then compare by identity), 10 % of a worker's time
                 # and a quarter of its memory on MCTokenComplete3Large.
-                share = self._shared.setdefault
                 obj = self.cls(*[share(f, f) for f in obj])
             self._add(fp, pfp, pid, obj, found)
         replies: list[array[int]] = []
@@ -477,11 +476,7 @@ class _Partition:
 
     def export(self) -> bytes:
         """Everything but the engine, to go on in a worker process."""
-        data = {
-            k: v
-            for k, v in vars(self).items()
-            if k not in ("engine", "preds", "bits", "cls", "_shared")
-        }
+        data = {k: v for k, v in vars(self).items() if k not in ("engine", "preds", "bits", "cls")}
         data["frontier"] = [s.key() for s in self.frontier]
         data["states"] = [s.key() for s in self.states]
         return pickle.dumps(data, pickle.HIGHEST_PROTOCOL)
