@@ -287,6 +287,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        f"{_NODE_LOG} for a hang or a deadlock; if the node is only slow, raise"
        " --timeout and run again",
        "docs/conformance.md, section “Judging an implementation”"),
+    _E("RL-TLC-STALLED", _UNKNOWN, ("ToolStalled",),
+       "TLC printed nothing and used no CPU for minutes, twice: it is stuck (TLC 2.15 can"
+       " deadlock inside itself), so the kit killed it and cannot say what the model"
+       " gives; a fault of TLC or of the machine, never of the model",
+       "run the command again; if it stalls again, run the model alone"
+       " (`.venv/bin/redletter check --model M`) and report the TLC log the message names",
+       "docs/checking.md, section “How TLC is run, and when it gets stuck”"),
     # ---- exit 3: the environment misses a tool ----
     _E("RL-ENV", _ENV, ("EnvironmentMissing",),
        "something the kit needs is not installed (the family of the `RL-ENV-*` codes)",

@@ -72,17 +72,22 @@ SANY 2.15 (``java -cp tla2tools.jar tla2sany.SANY Foo.tla``), by case:
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import IO
 
-from redletter.errors import SpecError
+from redletter.errors import Exit, RedletterError, SpecError, escape_terminal
 
 # --- message codes -----------------------------------------------------------------
 
@@ -184,6 +189,7 @@ class TlcResult:
     seconds: float
     log_path: Path | None = None
     messages: tuple[TlcMessage, ...] = field(default=(), repr=False)
+    stalls: int = 0  #: runs of TLC that stalled and were killed before this one (0 or 1)
 
     def describe(self) -> str:
         """Short human form of the outcome, e.g. ``safety failure (Lemma0)``."""
@@ -546,11 +552,117 @@ def tlc_command(
         str(fp),
         "-metadir",
         str(metadir.resolve()),
+        # Liveness checked once, on the complete state graph, and no checkpoints:
+        # then TLC never suspends its workers while it runs (see STALL_SECONDS).
+        "-lncheck",
+        "final",
+        "-checkpoint",
+        "0",
     ]
     if not check_deadlock:
         cmd.append("-deadlock")  # in TLC, -deadlock means "do NOT check for deadlock"
     cmd += [*extra_args, "-config", f"{model}.cfg", f"{model}.tla"]
     return cmd
+
+
+#: A TLC that prints nothing and uses no CPU for this long is stuck, not slow.  TLC 2.15
+#: was seen stuck for 19 minutes on a model it checks in 10 s (MCTokenStar4, one worker):
+#: its main thread waiting in ``StateQueue.suspendAll`` (periodic liveness work) for a
+#: worker that waited in ``StateQueue.isAvail`` for it, both at 0 CPU.  ``-lncheck
+#: final -checkpoint 0`` (:func:`tlc_command`) takes away the periodic work that
+#: suspends the workers; this watchdog is for whatever else may hang.  Working, TLC
+#: prints a progress report every minute or uses CPU (liveness on the whole graph is
+#: silent but busy); the JVM idle uses about 0.2 % of a core.
+STALL_SECONDS: float = 180.0
+
+#: Below this share of one core between two looks, TLC counts as using no CPU.
+_IDLE_SHARE = 0.02
+
+
+class ToolStalled(RedletterError):
+    """TLC (a tool the kit runs) stopped working: no output and no CPU for minutes."""
+
+    code = "RL-TLC-STALLED"
+    exit_code = Exit.UNKNOWN
+
+
+def _cpu_seconds(pid: int) -> tuple[float, bool] | None:
+    """The CPU time process ``pid`` has used (all its threads) and whether it is stopped
+    (SIGSTOP, a debugger): from ``/proc``; ``None`` where there is no ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    # After "pid (comm)": state is field 3, utime and stime fields 14 and 15 (proc(5)).
+    ticks = int(fields[11]) + int(fields[12])
+    return ticks / _CLOCK_TICKS, fields[0] in (b"T", b"t")
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _run_watched(
+    cmd: Sequence[str],
+    *,
+    cwd: Path,
+    log: IO[str],
+    parser: ToolOutputParser,
+    on_progress: Callable[[Progress], None] | None,
+    stall_seconds: float,
+) -> tuple[int, bool, str]:
+    """Run ``cmd``, feeding its output to ``log`` and ``parser``, and kill it when it
+    stalls (nothing printed and less than :data:`_IDLE_SHARE` of a core used for
+    ``stall_seconds``).  Returns its exit code, whether it was killed for stalling, and
+    its last lines (escaped, indented) for a message."""
+    tail: collections.deque[str] = collections.deque(maxlen=5)
+    last_active = [time.monotonic()]
+    stalled = threading.Event()
+    done = threading.Event()
+    with subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    ) as proc:
+
+        def watch() -> None:
+            look = min(5.0, stall_seconds / 10)
+            before = _cpu_seconds(proc.pid)
+            then = time.monotonic()
+            while not done.wait(look):
+                now_cpu = _cpu_seconds(proc.pid)
+                now = time.monotonic()
+                if now_cpu is None or before is None:
+                    return  # no /proc (or the process is gone): cannot tell stuck from busy
+                if now_cpu[1] or now_cpu[0] - before[0] >= _IDLE_SHARE * (now - then):
+                    last_active[0] = now
+                before, then = now_cpu, now
+                if now - last_active[0] >= stall_seconds:
+                    stalled.set()
+                    proc.kill()
+                    return
+
+        watcher = threading.Thread(target=watch, name="redletter-tlc-watchdog", daemon=True)
+        watcher.start()
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                last_active[0] = time.monotonic()
+                log.write(line)
+                if line.strip() and not line.startswith("@!@!@"):
+                    tail.append(line)
+                for report in parser.feed(line):
+                    if on_progress is not None:
+                        on_progress(report)
+            exit_code = proc.wait()
+        finally:
+            done.set()
+            watcher.join()
+    lines = "\n".join("  " + escape_terminal(t.rstrip("\n"), newlines=True) for t in tail)
+    return exit_code, stalled.is_set(), lines or "  (nothing)"
 
 
 def run_tlc(
@@ -567,6 +679,7 @@ def run_tlc(
     java: str = "java",
     sany: bool = True,
     small: bool = False,
+    stall_seconds: float = STALL_SECONDS,
 ) -> TlcResult:
     """Model-check ``spec_dir/<model>.tla`` with ``spec_dir/<model>.cfg``.
 
@@ -578,6 +691,10 @@ def run_tlc(
     before ``-config`` (e.g. ``["-dump", "dot,actionlabels", "/tmp/g"]``).
     ``sany=False`` leaves the parse to TLC's own SANY (a caller that has parsed the
     modules already, :func:`run_sany_all`); ``small``: see :func:`tlc_command`.
+
+    A TLC that prints nothing and uses no CPU for ``stall_seconds`` is stuck
+    (:data:`STALL_SECONDS`): it is killed and run once more; stuck twice, the run
+    raises :class:`ToolStalled` (exit 2: the kit could not decide).
     """
     module_file = spec_dir / f"{model}.tla"
     for needed in (module_file, spec_dir / f"{model}.cfg"):
@@ -610,31 +727,49 @@ def run_tlc(
         tmpdir=tmpdir,
         small=small,
     )
-    parser = ToolOutputParser()
     start = time.monotonic()
     try:
         with log_path.open("w", encoding="utf-8") as log:
             log.write("$ (cd " + str(spec_dir) + " && " + " ".join(cmd) + ")\n")
-            with subprocess.Popen(
-                cmd,
-                cwd=spec_dir,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                bufsize=1,
-            ) as proc:
-                assert proc.stdout is not None
-                for line in proc.stdout:
-                    log.write(line)
-                    for report in parser.feed(line):
-                        if on_progress is not None:
-                            on_progress(report)
-                exit_code = proc.wait()
+            stalls = 0
+            while True:
+                parser = ToolOutputParser()
+                exit_code, stalled, tail = _run_watched(
+                    cmd,
+                    cwd=spec_dir,
+                    log=log,
+                    parser=parser,
+                    on_progress=on_progress,
+                    stall_seconds=stall_seconds,
+                )
+                if not stalled:
+                    break
+                stalls += 1
+                log.write(
+                    f"# redletter: TLC printed nothing and used no CPU for {stall_seconds:.0f} s;"
+                    " the kit killed it" + (" and runs it again\n" if stalls == 1 else "\n")
+                )
+                log.flush()
+                if stalls > 1:
+                    raise ToolStalled(
+                        f"TLC stopped working on model {model}: twice it printed nothing and used"
+                        f" no CPU for {stall_seconds:.0f} s, and the kit killed it (TLC 2.15 can"
+                        " deadlock inside itself; this is a fault of TLC or of this machine, not"
+                        f" of the model). The last lines it printed:\n{tail}\n"
+                        f"Its whole output is in {log_path}. Run the command again; if it stalls"
+                        " again, run the model alone (`.venv/bin/redletter check --model"
+                        f" {model}`) and report the log.",
+                        code="RL-TLC-STALLED",
+                    )
+                shutil.rmtree(metadir, ignore_errors=True)  # a fresh state queue
+                metadir.mkdir()
     finally:
         shutil.rmtree(metadir, ignore_errors=True)
         shutil.rmtree(tmpdir, ignore_errors=True)
     seconds = time.monotonic() - start
     result = parser.result(model=model, exit_code=exit_code, seconds=seconds, log_path=log_path)
+    if stalls:
+        result = dataclasses.replace(result, stalls=stalls)
     if any(m.code == MSG_PARSING_FAILED for m in result.messages):
         # SANY passed above, so this is TLC's own parse of the model; report it.
         problem = sany_error("".join(parser.plain), 1, spec_dir=spec_dir, module_file=module_file)

@@ -161,6 +161,12 @@ def test_command_line(tmp_path: Path) -> None:
         "0",
         "-metadir",
         str(tmp_path / "states"),
+        # No periodic work that suspends TLC's workers (it deadlocked there once):
+        # liveness checked at the end, no checkpoints (tests/test_tlc_watchdog.py).
+        "-lncheck",
+        "final",
+        "-checkpoint",
+        "0",
         "-deadlock",
         "-dump",
         "dot,actionlabels",

@@ -129,6 +129,14 @@ class LiveCheck(CheckObserver):
     def model_finished(self, row: CheckRow) -> None:
         self._progress.advance(self._task)
         self._done += 1
+        if row.comparison.result.stalls:
+            err_console.print(
+                f"note: TLC got stuck on {row.comparison.entry.model} (nothing printed and no"
+                " CPU used for minutes); the kit killed it and ran it again, and this is the"
+                " second run's result",
+                markup=False,
+                soft_wrap=True,
+            )
         if self._progress.disable:
             found = row.comparison.result.distinct
             states = "?" if found is None else f"{found:,}"
