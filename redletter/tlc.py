@@ -587,8 +587,11 @@ class ToolStalled(RedletterError):
 
 
 def _cpu_seconds(pid: int) -> tuple[float, bool] | None:
-    """The CPU time process ``pid`` has used (all its threads) and whether it is stopped
-    (SIGSTOP, a debugger): from ``/proc``; ``None`` where there is no ``/proc``."""
+    """The CPU time process ``pid`` has used (all its threads), and whether it waits on
+    something outside it rather than on itself: stopped (SIGSTOP, a debugger), a thread
+    in a disk wait (state D), or a thread blocked writing a pipe (its ``wchan``: the
+    kit's reader of its output, or the cross-check's reader of its DOT dump, is behind)
+    -- slow, not stuck.  From ``/proc``; ``None`` where there is no ``/proc``."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
@@ -596,7 +599,28 @@ def _cpu_seconds(pid: int) -> tuple[float, bool] | None:
         return None
     # After "pid (comm)": state is field 3, utime and stime fields 14 and 15 (proc(5)).
     ticks = int(fields[11]) + int(fields[12])
-    return ticks / _CLOCK_TICKS, fields[0] in (b"T", b"t")
+    return ticks / _CLOCK_TICKS, fields[0] in (b"T", b"t") or _waits_outside(pid)
+
+
+def _waits_outside(pid: int) -> bool:
+    """Is a thread of ``pid`` in a disk wait or blocked on a pipe (``pipe_write``,
+    ``anon_pipe_write``; TLC reads no pipe)?  A deadlocked TLC's threads all wait on
+    futexes (Java monitors)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[1].split()[0] == b"D":
+                    return True
+            with open(f"/proc/{pid}/task/{tid}/wchan", "rb") as f:
+                if b"pipe" in f.read():
+                    return True
+        except (OSError, IndexError):
+            continue
+    return False
 
 
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100

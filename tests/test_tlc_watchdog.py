@@ -7,8 +7,10 @@ for ``java`` that hangs, hangs once, or works silently, so they need no Java."""
 
 from __future__ import annotations
 
+import os
 import stat
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -156,3 +158,31 @@ def test_make_check_says_when_a_model_was_run_again(
         "note: TLC got stuck on MCStuck (nothing printed and no CPU used for minutes); the"
         " kit killed it and ran it again, and this is the second run's result"
     )
+
+
+def test_a_tlc_blocked_on_a_slow_reader_is_left_to_work(model_dir: Path, tmp_path: Path) -> None:
+    """The cross-check reads TLC's DOT dump from a pipe while TLC writes it: a TLC
+    blocked writing to a reader that is behind waits on the reader, not on itself."""
+    fifo = tmp_path / "dump.dot"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # there, not reading yet
+    got: list[int] = []
+
+    def drain() -> None:
+        time.sleep(4)  # four times the stall threshold
+        os.set_blocking(reader, True)
+        while chunk := os.read(reader, 1 << 16):
+            got.append(len(chunk))
+        os.close(reader)
+
+    t = threading.Thread(target=drain)
+    t.start()
+    java = _fake_java(
+        tmp_path,
+        f"with open({str(fifo)!r}, 'w') as f:\n"
+        "    f.write('x' * 4_000_000)\n"
+        "sys.stdout.write(SUCCESS)\n",
+    )
+    result = _run(model_dir, java)
+    t.join()
+    assert (result.kind, result.stalls, sum(got)) == (ResultKind.SUCCESS, 0, 4_000_000)
