@@ -294,6 +294,13 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        "run the command again; if it stalls again, run the model alone"
        " (`.venv/bin/redletter check --model M`) and report the TLC log the message names",
        "docs/checking.md, section “How TLC is run, and when it gets stuck”"),
+    _E("RL-SANY-TIMEOUT", _UNKNOWN, ("ToolStalled",),
+       "SANY, TLC's parser, did not finish within its time limit (300 s a run, more for"
+       " many modules; it parses the bundled specs in seconds): stuck, so the kit"
+       " stopped it; a fault of SANY or of the machine, never of the spec",
+       "run the command again; if it happens again, report it with the modules the"
+       " message names",
+       "docs/checking.md, section “How TLC is run, and when it gets stuck”"),
     # ---- exit 3: the environment misses a tool ----
     _E("RL-ENV", _ENV, ("EnvironmentMissing",),
        "something the kit needs is not installed (the family of the `RL-ENV-*` codes)",

@@ -451,6 +451,27 @@ def _tail(output: str, n: int = 3) -> str:
     return " / ".join(lines[-n:]) if lines else "(no output)"
 
 
+def _run_sany(cmd: Sequence[str], *, cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    """SANY's run; one that outlasts ``timeout`` (it parses the suite's modules in
+    seconds) is stuck: :class:`ToolStalled`, never a traceback."""
+    try:
+        return subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout or b""  # bytes, whatever text= says (subprocess's docs)
+        text = out.decode("utf-8", "replace") if isinstance(out, bytes) else out
+        modules = escape_terminal(" ".join(c for c in cmd if c.endswith(".tla")), newlines=True)
+        raise ToolStalled(
+            f"SANY, TLC's parser, did not finish parsing {modules} in"
+            f" {timeout:.0f} s (it parses them in seconds), so the kit stopped it: a fault"
+            " of SANY or of this machine, not of the spec. Its last lines:"
+            f" {escape_terminal(_tail(text), newlines=True)}. Run the command again; if it"
+            " happens again, report it.",
+            code="RL-SANY-TIMEOUT",
+        ) from None
+
+
 def run_sany(module_file: Path, *, jar: Path, java: str = "java", timeout: float = 300.0) -> str:
     """Parse ``module_file`` with SANY; raise :class:`SpecError` on any error.
 
@@ -462,14 +483,11 @@ def run_sany(module_file: Path, *, jar: Path, java: str = "java", timeout: float
     # java.io.tmpdir; SANY processes sharing /tmp can read a module another one is
     # rewriting and die with a NullPointerException, so each run gets its own.
     with tempfile.TemporaryDirectory(prefix="redletter-sany-") as tmpdir:
-        proc = subprocess.run(
+        proc = _run_sany(
             [java, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar.resolve()), "tla2sany.SANY",
              module_file.name],
             cwd=spec_dir,
-            capture_output=True,
-            text=True,
             timeout=timeout,
-            check=False,
         )  # fmt: skip
     output = proc.stdout + proc.stderr
     problem = sany_error(output, proc.returncode, spec_dir=spec_dir, module_file=module_file)
@@ -490,14 +508,11 @@ def run_sany_all(
         return
     spec_dir = files[0].parent
     with tempfile.TemporaryDirectory(prefix="redletter-sany-") as tmpdir:
-        proc = subprocess.run(
+        proc = _run_sany(
             [java, f"-Djava.io.tmpdir={tmpdir}", "-cp", str(jar.resolve()), "tla2sany.SANY",
              *(f.name for f in files)],
             cwd=spec_dir,
-            capture_output=True,
-            text=True,
             timeout=timeout * max(1, len(files) // 8),
-            check=False,
         )  # fmt: skip
     output = proc.stdout + proc.stderr
     # Clean output is clean whichever module it is read for; anything else (or an

@@ -20,7 +20,7 @@ from redletter.check import CheckRow
 from redletter.cli.live import LiveCheck
 from redletter.errors import Exit
 from redletter.manifest import Comparison, ModelEntry
-from redletter.tlc import ResultKind, TlcResult, ToolStalled, run_tlc
+from redletter.tlc import ResultKind, TlcResult, ToolStalled, run_sany, run_tlc
 
 DATA = Path(__file__).resolve().parent / "data" / "tlc"
 
@@ -186,3 +186,18 @@ def test_a_tlc_blocked_on_a_slow_reader_is_left_to_work(model_dir: Path, tmp_pat
     result = _run(model_dir, java)
     t.join()
     assert (result.kind, result.stalls, sum(got)) == (ResultKind.SUCCESS, 0, 4_000_000)
+
+
+def test_a_sany_that_never_ends_is_stopped_and_reported(model_dir: Path, tmp_path: Path) -> None:
+    java = _fake_java(tmp_path, "print('Parsing file MCStuck.tla', flush=True); time.sleep(600)\n")
+    started = time.monotonic()
+    with pytest.raises(ToolStalled) as info:
+        run_sany(model_dir / "MCStuck.tla", jar=model_dir / "tla2tools.jar", java=java, timeout=2)
+    assert time.monotonic() - started < 60
+    assert (info.value.code, info.value.exit_code) == ("RL-SANY-TIMEOUT", Exit.UNKNOWN)
+    assert str(info.value) == (
+        "SANY, TLC's parser, did not finish parsing MCStuck.tla in 2 s (it parses them in"
+        " seconds), so the kit stopped it: a fault of SANY or of this machine, not of the"
+        " spec. Its last lines: Parsing file MCStuck.tla. Run the command again; if it"
+        " happens again, report it."
+    )
