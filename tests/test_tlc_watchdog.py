@@ -33,6 +33,14 @@ Checking temporal properties for the current state space with 1474 total distinc
 """
 
 
+#: The stand-in's program when its first run hangs and its second works.
+STUCK_ONCE = (
+    "if RUNS.read_text() == '1':\n"
+    "    sys.stdout.write(BANNER); sys.stdout.flush(); time.sleep(600)\n"
+    "sys.stdout.write(SUCCESS)\n"
+)
+
+
 def _fake_java(tmp_path: Path, body: str) -> str:
     """An executable standing in for ``java``: ``body`` is Python, run with the
     recorded successful TLC output as ``SUCCESS`` and a run counter in ``RUNS``."""
@@ -100,12 +108,7 @@ def test_a_tlc_stuck_twice_is_killed_and_reported(model_dir: Path, tmp_path: Pat
 
 
 def test_a_tlc_stuck_once_is_run_again_and_its_result_kept(model_dir: Path, tmp_path: Path) -> None:
-    java = _fake_java(
-        tmp_path,
-        "if RUNS.read_text() == '1':\n"
-        "    sys.stdout.write(BANNER); sys.stdout.flush(); time.sleep(600)\n"
-        "sys.stdout.write(SUCCESS)\n",
-    )
+    java = _fake_java(tmp_path, STUCK_ONCE)
     result = _run(model_dir, java)
     assert (result.kind, result.stalls) == (ResultKind.SUCCESS, 1)
     assert (tmp_path / "runs").read_text() == "2"
@@ -144,12 +147,7 @@ def test_a_tlc_printing_slowly_is_left_to_work(model_dir: Path, tmp_path: Path) 
 def test_make_check_says_when_a_model_was_run_again(
     model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    java = _fake_java(
-        tmp_path,
-        "if RUNS.read_text() == '1':\n"
-        "    sys.stdout.write(BANNER); sys.stdout.flush(); time.sleep(600)\n"
-        "sys.stdout.write(SUCCESS)\n",
-    )
+    java = _fake_java(tmp_path, STUCK_ONCE)
     entry = ModelEntry("MCStuck", "default", "token", 2, 1, True, "success", None, 6, 6, 6, None)
     row = CheckRow(Comparison(entry, _run(model_dir, java), ()), crosscheck="—")
     with LiveCheck(1, enabled=False) as live:
