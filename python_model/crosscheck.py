@@ -46,6 +46,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -60,7 +61,7 @@ from redletter.python_model.explore import ExploreResult, Graph, as_engine, expl
 from redletter.python_model.liveness import check_liveness, fair_bit_table, temporal_of
 from redletter.python_model.values import State as TlaState
 from redletter.python_model.values import Value, parse_state, parse_value, print_state, print_value
-from redletter.tlc import ResultKind, TlcResult, run_tlc
+from redletter.tlc import ResultKind, TlcResult, ToolStalled, run_tlc
 from redletter.toolchain import require_java, require_tlc_jar
 
 __all__ = [
@@ -1018,6 +1019,40 @@ def crosscheck(
     explore_workers: int = 1,
 ) -> CrosscheckResult:
     """Run TLC on ``model`` with the state graph dumped, then cross-check it with the
+    Python model (:func:`_crosscheck_once`).  A TLC that gets stuck while it writes its
+    graph into the pipe cannot simply be run again (the reader has half a graph): the
+    whole cross-check runs once more, and a second stuck TLC is
+    :class:`~redletter.tlc.ToolStalled` (``RL-TLC-STALLED``)."""
+    once = partial(
+        _crosscheck_once,
+        model,
+        project,
+        workers=workers,
+        parallel=parallel,
+        graph_only=graph_only,
+        on_phase=on_phase,
+        explore_workers=explore_workers,
+    )
+    try:
+        return once(stalled_before=0)
+    except ToolStalled as stuck:
+        if stuck.run_again:
+            raise
+    return once(stalled_before=1)
+
+
+def _crosscheck_once(
+    model: str,
+    project: _ProjectLike,
+    *,
+    workers: int,
+    parallel: bool,
+    graph_only: bool,
+    on_phase: Callable[[str], None] | None,
+    explore_workers: int,
+    stalled_before: int,
+) -> CrosscheckResult:
+    """Run TLC on ``model`` with the state graph dumped, then cross-check it with the
     Python model.
 
     With ``explore_workers`` above 1 (and a model that must pass), the Python model
@@ -1069,6 +1104,8 @@ def crosscheck(
                 check_deadlock=entry.check_deadlock if entry is not None else False,
                 workers=workers,
                 extra_args=dump_args(base),
+                retry=not stream,  # the reader of the pipe cannot start again
+                stalled_before=stalled_before,
             )
 
         if on_phase is not None:

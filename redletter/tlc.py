@@ -595,10 +595,16 @@ _IDLE_SHARE = 0.02
 
 
 class ToolStalled(RedletterError):
-    """TLC (a tool the kit runs) stopped working: no output and no CPU for minutes."""
+    """TLC (a tool the kit runs) stopped working: no output and no CPU for minutes.
+    ``run_again``: the kit already ran it a second time (a caller may run it again
+    only when it was not)."""
 
     code = "RL-TLC-STALLED"
     exit_code = Exit.UNKNOWN
+
+    def __init__(self, message: str, *, code: str | None = None, run_again: bool = True) -> None:
+        super().__init__(message, code=code)
+        self.run_again = run_again
 
 
 def _cpu_seconds(pid: int) -> tuple[float, bool] | None:
@@ -718,7 +724,9 @@ def run_tlc(
     java: str = "java",
     sany: bool = True,
     small: bool = False,
-    stall_seconds: float = STALL_SECONDS,
+    stall_seconds: float | None = None,
+    retry: bool = True,
+    stalled_before: int = 0,
 ) -> TlcResult:
     """Model-check ``spec_dir/<model>.tla`` with ``spec_dir/<model>.cfg``.
 
@@ -731,9 +739,12 @@ def run_tlc(
     ``sany=False`` leaves the parse to TLC's own SANY (a caller that has parsed the
     modules already, :func:`run_sany_all`); ``small``: see :func:`tlc_command`.
 
-    A TLC that prints nothing and uses no CPU for ``stall_seconds`` is stuck
-    (:data:`STALL_SECONDS`): it is killed and run once more; stuck twice, the run
-    raises :class:`ToolStalled` (exit 2: the kit could not decide).
+    A TLC that prints nothing and uses no CPU for ``stall_seconds`` (default
+    :data:`STALL_SECONDS`) is stuck: it is killed and run once more; stuck twice, the run
+    raises :class:`ToolStalled` (exit 2: the kit could not decide).  ``retry=False``:
+    :class:`ToolStalled` at the first stall, for a caller that cannot simply run TLC
+    again (one reading the dump from a pipe starts a new reader and calls again, with
+    ``stalled_before=1``, so a second stall says twice).
     """
     module_file = spec_dir / f"{model}.tla"
     for needed in (module_file, spec_dir / f"{model}.cfg"):
@@ -766,11 +777,14 @@ def run_tlc(
         tmpdir=tmpdir,
         small=small,
     )
+    if stall_seconds is None:
+        stall_seconds = STALL_SECONDS
     start = time.monotonic()
     try:
-        with log_path.open("w", encoding="utf-8") as log:
+        # After a stall the caller ran again, the log goes on (it says what happened).
+        with log_path.open("a" if stalled_before else "w", encoding="utf-8") as log:
             log.write("$ (cd " + str(spec_dir) + " && " + " ".join(cmd) + ")\n")
-            stalls = 0
+            stalls = stalled_before
             while True:
                 parser = ToolOutputParser()
                 exit_code, stalled, tail = _run_watched(
@@ -784,21 +798,24 @@ def run_tlc(
                 if not stalled:
                     break
                 stalls += 1
+                again = retry and stalls == 1
                 log.write(
                     f"# redletter: TLC printed nothing and used no CPU for {stall_seconds:.0f} s;"
-                    " the kit killed it" + (" and runs it again\n" if stalls == 1 else "\n")
+                    " the kit killed it" + (" and runs it again\n" if again else "\n")
                 )
                 log.flush()
-                if stalls > 1:
+                if not again:
                     raise ToolStalled(
-                        f"TLC stopped working on model {model}: twice it printed nothing and used"
-                        f" no CPU for {stall_seconds:.0f} s, and the kit killed it (TLC 2.15 can"
-                        " deadlock inside itself; this is a fault of TLC or of this machine, not"
-                        f" of the model). The last lines it printed:\n{tail}\n"
+                        f"TLC stopped working on model {model}: {'twice ' if stalls > 1 else ''}it"
+                        f" printed nothing and used no CPU for {stall_seconds:.0f} s, and the kit"
+                        " killed it (TLC 2.15 can deadlock inside itself; this is a fault of TLC"
+                        " or of this machine, not of the model). The last lines it printed:\n"
+                        f"{tail}\n"
                         f"Its whole output is in {log_path}. Run the command again; if it stalls"
                         " again, run the model alone (`.venv/bin/redletter check --model"
                         f" {model}`) and report the log.",
                         code="RL-TLC-STALLED",
+                        run_again=stalls > 1,
                     )
                 shutil.rmtree(metadir, ignore_errors=True)  # a fresh state queue
                 metadir.mkdir()

@@ -8,6 +8,7 @@ for ``java`` that hangs, hangs once, or works silently, so they need no Java."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 import threading
@@ -16,13 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from redletter import tlc
 from redletter.check import CheckRow
 from redletter.cli.live import LiveCheck
 from redletter.errors import Exit
 from redletter.manifest import Comparison, ModelEntry
+from redletter.project import Project
+from redletter.python_model.crosscheck import crosscheck, format_result
 from redletter.tlc import ResultKind, TlcResult, ToolStalled, run_sany, run_tlc
 
 DATA = Path(__file__).resolve().parent / "data" / "tlc"
+PROJECT = Project(Path(__file__).resolve().parent.parent)
 
 #: What the stand-in prints before it hangs: TLC's first lines in -tool mode.
 BANNER = """\
@@ -199,3 +204,37 @@ def test_a_sany_that_never_ends_is_stopped_and_reported(model_dir: Path, tmp_pat
         " spec. Its last lines: Parsing file MCStuck.tla. Run the command again; if it"
         " happens again, report it."
     )
+
+
+@pytest.mark.tlc
+def test_a_crosscheck_whose_tlc_got_stuck_runs_again_whole(
+    tlc_jar: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cross-check reads TLC's graph from a pipe: a TLC stuck half-way cannot be run
+    again under the same reader, so the whole cross-check runs again."""
+    real = shutil.which("java")
+    assert real is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "java").write_text(
+        f"#!{sys.executable}\n"
+        "import os, sys, time, pathlib\n"
+        f"RUNS = pathlib.Path({str(tmp_path / 'tlc-runs')!r})\n"
+        "if 'tlc2.TLC' in sys.argv:\n"
+        "    n = int(RUNS.read_text()) + 1 if RUNS.exists() else 1\n"
+        "    RUNS.write_text(str(n))\n"
+        "    if n == 1:\n"
+        f"        sys.stdout.write({BANNER!r}); sys.stdout.flush(); time.sleep(600)\n"
+        f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n",
+        encoding="utf-8",
+    )
+    (bin_dir / "java").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(tlc, "STALL_SECONDS", 2.0)
+    r = crosscheck("MCHistoryTermination", PROJECT)
+    assert r.exact, format_result(r)
+    assert (tmp_path / "tlc-runs").read_text() == "2"
+    log = PROJECT.work_dir / "tlc-logs" / "MCHistoryTermination.log"
+    text = log.read_text(encoding="utf-8")
+    assert "# redletter: TLC printed nothing and used no CPU for 2 s; the kit killed it\n" in text
+    assert "Model checking completed. No error has been found." in text
