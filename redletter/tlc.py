@@ -567,8 +567,10 @@ def tlc_command(
         str(fp),
         "-metadir",
         str(metadir.resolve()),
-        # Liveness checked once, on the complete state graph, and no checkpoints:
-        # then TLC never suspends its workers while it runs (see STALL_SECONDS).
+        # Liveness checked once, on the complete state graph, not again and again on
+        # the partial one (TLC's full check of MCTokenComplete3Large: 144 s against
+        # 165 s), and no checkpoints (the kit never resumes a run).  TLC still
+        # suspends its workers every minute (see STALL_SECONDS).
         "-lncheck",
         "final",
         "-checkpoint",
@@ -583,11 +585,13 @@ def tlc_command(
 #: A TLC that prints nothing and uses no CPU for this long is stuck, not slow.  TLC 2.15
 #: was seen stuck for 19 minutes on a model it checks in 10 s (MCTokenStar4, one worker):
 #: its main thread waiting in ``StateQueue.suspendAll`` (periodic liveness work) for a
-#: worker that waited in ``StateQueue.isAvail`` for it, both at 0 CPU.  ``-lncheck
-#: final -checkpoint 0`` (:func:`tlc_command`) takes away the periodic work that
-#: suspends the workers; this watchdog is for whatever else may hang.  Working, TLC
-#: prints a progress report every minute or uses CPU (liveness on the whole graph is
-#: silent but busy); the JVM idle uses about 0.2 % of a core.
+#: worker that waited in ``StateQueue.isAvail`` for it, both at 0 CPU.  No option
+#: avoids that moment: read from the jar, ``ModelChecker.doPeriodicWork`` (3 s after
+#: the start, then every minute) suspends the workers whenever the model has a temporal
+#: property and the behaviour graph grew, also under ``-lncheck final`` (which only
+#: skips the check once they are suspended), so this watchdog is what keeps a run from
+#: hanging.  Working, TLC prints a progress report every minute or uses CPU (liveness
+#: on the whole graph is silent but busy); the JVM idle uses about 0.2 % of a core.
 STALL_SECONDS: float = 180.0
 
 #: Below this share of one core between two looks, TLC counts as using no CPU.

@@ -161,8 +161,7 @@ def test_command_line(tmp_path: Path) -> None:
         "0",
         "-metadir",
         str(tmp_path / "states"),
-        # No periodic work that suspends TLC's workers (it deadlocked there once):
-        # liveness checked at the end, no checkpoints (tests/test_tlc_watchdog.py).
+        # Liveness checked once, at the end; no checkpoints (docs/checking.md).
         "-lncheck",
         "final",
         "-checkpoint",
