@@ -611,26 +611,24 @@ class ToolStalled(RedletterError):
         self.run_again = run_again
 
 
-def _cpu_seconds(pid: int) -> tuple[float, bool] | None:
-    """The CPU time process ``pid`` has used (all its threads), and whether it waits on
-    something outside it rather than on itself: stopped (SIGSTOP, a debugger), a thread
-    in a disk wait (state D), or a thread blocked writing a pipe (its ``wchan``: the
-    kit's reader of its output, or the cross-check's reader of its DOT dump, is behind)
-    -- slow, not stuck.  From ``/proc``; ``None`` where there is no ``/proc``."""
+def _cpu_seconds(pid: int) -> float | None:
+    """The CPU time process ``pid`` has used (all its threads), from ``/proc``;
+    ``None`` where there is no ``/proc``."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
     except OSError:
         return None
-    # After "pid (comm)": state is field 3, utime and stime fields 14 and 15 (proc(5)).
-    ticks = int(fields[11]) + int(fields[12])
-    return ticks / _CLOCK_TICKS, fields[0] in (b"T", b"t") or _waits_outside(pid)
+    # After "pid (comm)": utime and stime are fields 14 and 15 (proc(5)).
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
 
 def _waits_outside(pid: int) -> bool:
-    """Is a thread of ``pid`` in a disk wait or blocked on a pipe (``pipe_write``,
-    ``anon_pipe_write``; TLC reads no pipe)?  A deadlocked TLC's threads all wait on
-    futexes (Java monitors)."""
+    """Does a thread of ``pid`` wait on something outside it rather than on itself:
+    stopped (SIGSTOP, a debugger), in a disk wait (state D), or blocked writing a pipe
+    (its ``wchan``: ``pipe_write``, ``anon_pipe_write``; the kit's reader of its output,
+    or the cross-check's reader of its DOT dump, is behind; TLC reads no pipe)?  Slow,
+    not stuck: a deadlocked TLC's threads all wait on futexes (Java monitors)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
@@ -638,7 +636,7 @@ def _waits_outside(pid: int) -> bool:
     for tid in tasks:
         try:
             with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
-                if f.read().rsplit(b")", 1)[1].split()[0] == b"D":
+                if f.read().rsplit(b")", 1)[1].split()[0] in (b"D", b"T", b"t"):
                     return True
             with open(f"/proc/{pid}/task/{tid}/wchan", "rb") as f:
                 if b"pipe" in f.read():
@@ -686,7 +684,8 @@ def _run_watched(
                 now = time.monotonic()
                 if now_cpu is None or before is None:
                     return  # no /proc (or the process is gone): cannot tell stuck from busy
-                if now_cpu[1] or now_cpu[0] - before[0] >= _IDLE_SHARE * (now - then):
+                busy = now_cpu - before >= _IDLE_SHARE * (now - then)
+                if busy or _waits_outside(proc.pid):
                     last_active[0] = now
                 before, then = now_cpu, now
                 if now - last_active[0] >= stall_seconds:
