@@ -32,12 +32,19 @@ worker processes) and per distinct state, and the speed-up over TLC; the Python
 rows also the speed-up over one worker and how far it is from the ceiling, and each
 worker's own peak memory and processor time.  ``--no-tlc`` leaves TLC out (for
 ``MCTokenComplete3Huge``, whose TLC run takes 11 minutes).
+
+The Python model runs in each of ``--builds`` (default both, compiled first):
+``compiled``, its hot modules compiled with mypyc (``make native``,
+:mod:`redletter.python_model.native`; the bench stops when there is no build of
+these sources), and ``pure``, the same sources as Python (``REDLETTER_PURE=1``).
+The output says what each build's processes ran; the ceiling is measured per build.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -48,6 +55,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_pipeline import _measure, _tree_rss_kb
+from redletter.python_model.native import PURE_ENV
 from redletter.python_model.parallel import SPAWN_FRONTIER
 from redletter.tlc import run_tlc
 
@@ -157,20 +165,59 @@ def _row(
 ) -> str:
     vs = f"  {tlc_sec / sec:5.2f}x TLC" if tlc_sec else ""
     return (
-        f"  {who:<22} {result:<17} {distinct:>9,} distinct  {sec:8.2f} s  "
+        f"  {who:<27} {result:<17} {distinct:>9,} distinct  {sec:8.2f} s  "
         f"{distinct / sec:9,.0f} states/s  peak RSS {rss_kb / 1024:7.1f} MiB  "
         f"{rss_kb * 1024 / max(distinct, 1):8,.0f} B/state{vs}"
     )
 
 
+def _build_status(build: str) -> str:
+    """What the Python model's processes run for ``build`` (``compiled`` or ``pure``):
+    :func:`redletter.python_model.native.status` in a fresh process with that
+    environment."""
+    env = dict(os.environ)
+    env.pop(PURE_ENV, None)
+    if build == "pure":
+        env[PURE_ENV] = "1"
+    out = subprocess.run(
+        [sys.executable, "-c", "import redletter.python_model.native as n; print(n.status())"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return out.stdout.strip()
+
+
+class _Build:
+    """The environment of the Python model's runs for one build, restored after."""
+
+    def __init__(self, build: str) -> None:
+        self.build = build
+        self.saved = os.environ.get(PURE_ENV)
+
+    def __enter__(self) -> None:
+        os.environ.pop(PURE_ENV, None)
+        if self.build == "pure":
+            os.environ[PURE_ENV] = "1"
+
+    def __exit__(self, *exc: object) -> None:
+        os.environ.pop(PURE_ENV, None)
+        if self.saved is not None:
+            os.environ[PURE_ENV] = self.saved
+
+
 def _python_rows(
-    spec_dir: Path, model: str, mode: str, counts: list[int], tlc: tuple[str, int, float] | None
+    spec_dir: Path,
+    model: str,
+    mode: str,
+    counts: list[int],
+    tlc: tuple[str, int, float] | None,
+    build: str,
 ) -> dict[int, dict[str, Any]]:
     """The Python model on each worker count, a row each (with each worker's figures)."""
     rows: dict[int, dict[str, Any]] = {}
     for n in counts:
-        r = rows[n] = _measure(["explore-workers", str(spec_dir), model, mode, str(n)])
-        who = "Python, 1 process" if n == 1 else f"Python, {n} workers"
+        with _Build(build):
+            r = rows[n] = _measure(["explore-workers", str(spec_dir), model, mode, str(n)])
+        who = f"Python {build}, 1 process" if n == 1 else f"Python {build}, {n} workers"
         tlc_sec = tlc[2] if tlc is not None else None
         line = _row(who, r["result"], r["states"], r["seconds"], r["peak_mb"] * 1024, tlc_sec)
         if n != 1 and 1 in rows:
@@ -196,14 +243,17 @@ def _python_rows(
     return rows
 
 
-def _ceiling(spec_dir: Path, model: str, mode: str, rows: dict[int, dict[str, Any]]) -> None:
+def _ceiling(
+    spec_dir: Path, model: str, mode: str, rows: dict[int, dict[str, Any]], build: str
+) -> None:
     """Two single-process explorers at once: this machine's ceiling for two processes,
     and how far each worker count is from it."""
-    both = _measure(["explore-workers", str(spec_dir), model, mode, "1"], copies=2)
+    with _Build(build):
+        both = _measure(["explore-workers", str(spec_dir), model, mode, "1"], copies=2)
     one = rows[1]["seconds"]
     ceiling = 2 * one / both["seconds"]
     print(
-        f"  ceiling: two single-process explorers at once took"
+        f"  ceiling ({build}): two single-process explorers at once took"
         f" {' and '.join(format(x, '.2f') for x in both['each'])} s against {one:.2f} s"
         f" alone: two cores give {ceiling:.2f}x one core's work"
     )
@@ -235,7 +285,21 @@ def main() -> int:
     )
     ap.add_argument("--no-tlc", action="store_true", help="leave TLC out")
     ap.add_argument("--no-ceiling", action="store_true", help="leave the ceiling out")
+    ap.add_argument(
+        "--builds",
+        default="compiled,pure",
+        help="the Python model's builds, in this order: compiled (its hot modules"
+        " compiled with mypyc, make native) and pure (REDLETTER_PURE=1)",
+    )
     args = ap.parse_args()
+    builds = [b for b in args.builds.split(",") if b]
+    if any(b not in ("compiled", "pure") for b in builds):
+        raise SystemExit(f"--builds takes compiled and pure, got {args.builds}")
+    for b in builds:
+        st = _build_status(b)
+        print(f"the Python model {b}: its processes run {st}")
+        if b == "compiled" and st != "compiled with mypyc":
+            raise SystemExit("no compiled build of these sources: run make native first")
     modes = ("safety", "full") if args.mode == "both" else (args.mode,)
     counts = [int(x) for x in args.workers.split(",")]
     summary: list[str] = []
@@ -259,17 +323,22 @@ def main() -> int:
                     if mode == "full":
                         print(f"  TLC checks liveness {_LIVENESS_MODES[args.tlc_liveness]}")
                     print(_row(who, t_res, t_distinct, t_sec, t_rss, None))
-                rows = _python_rows(spec_dir, model, mode, counts, tlc)
-                if not args.no_ceiling and 1 in rows:
-                    _ceiling(spec_dir, model, mode, rows)
-                desc = "; ".join(
-                    f"{n} {'process' if n == 1 else 'workers'} {r['seconds']:.1f} s"
-                    f" {r['peak_mb']:.0f} MiB"
-                    + (f" {tlc[2] / r['seconds']:.2f}x TLC" if tlc is not None else "")
-                    for n, r in rows.items()
-                )
                 side = f"TLC {tlc[2]:.1f} s, {t_rss / 1024:.0f} MiB; " if tlc is not None else ""
-                summary.append(f"{model} [{mode}] {side}Python {desc}")
+                descs = []
+                for build in builds:
+                    rows = _python_rows(spec_dir, model, mode, counts, tlc, build)
+                    if not args.no_ceiling and 1 in rows:
+                        _ceiling(spec_dir, model, mode, rows, build)
+                    descs.append(
+                        f"Python {build} "
+                        + "; ".join(
+                            f"{n} {'process' if n == 1 else 'workers'} {r['seconds']:.1f} s"
+                            f" {r['peak_mb']:.0f} MiB"
+                            + (f" {tlc[2] / r['seconds']:.2f}x TLC" if tlc is not None else "")
+                            for n, r in rows.items()
+                        )
+                    )
+                summary.append(f"{model} [{mode}] {side}{' | '.join(descs)}")
     print("summary:")
     for line in summary:
         print("  " + line)

@@ -78,6 +78,12 @@ class ActionDisabled(RedletterError):
     code = "RL-MODEL-DISABLED"
     exit_code = Exit.FAIL
 
+    def __init__(self, message: str) -> None:
+        # Set again here: compiled with mypyc (native.py), a subclass of a Python
+        # class keeps no class attributes of its own.
+        super().__init__(message, code="RL-MODEL-DISABLED")
+        self.exit_code = Exit.FAIL
+
 
 def app_state(s: State) -> GState:
     """``AppState``: the machines and the buffers with the red letters left out."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Final, Protocol, TypeVar
 
 from redletter.python_model.actions import (
     ACTION_NAMES,
@@ -67,11 +67,15 @@ def snapshot_predicate(
     return None
 
 
+VARIABLES: Final = tuple(TLA_NAMES.values())
+"""The spec's variables in its order (:attr:`ChandyLamportEngine.variables`)."""
+
+
 class ChandyLamportEngine:
     """One model of ChandyLamport.tla (see the module docstring)."""
 
     action_names = ACTION_NAMES
-    variables = tuple(TLA_NAMES.values())
+    variables = VARIABLES
 
     def __init__(self, cfg: ModelConfig) -> None:
         self.cfg = cfg

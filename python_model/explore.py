@@ -37,9 +37,11 @@ its instance too; a step that leaves the state unchanged does not (``<<A>>_vars`
 
 from __future__ import annotations
 
+import gc
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -286,8 +288,43 @@ def explore(
     """Explore every state reachable under the cfg's CONSTRAINT, checking the cfg's
     invariants on every generated state and its action properties on every step;
     stop at the first violation (as TLC does).  ``fair_bits`` (implies ``graph``)
-    records the fairness data of the liveness check."""
-    engine = as_engine(model)
+    records the fairness data of the liveness check.
+
+    Python's cyclic garbage collector is paused meanwhile (:func:`gc_paused`)."""
+    with gc_paused():
+        return _explore(as_engine(model), graph, fair_bits, on_progress, progress_every)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused, for a search or a check of a graph.
+
+    A search allocates millions of tuples (the successors and their fields) and frees
+    them by reference counting: a state is a tree of tuples, in no cycle, and a
+    graph is arrays and lists of ints.  The collector still walks the young ones every
+    700 allocations and, as the frontier grows, all of them every so often, and
+    frees next to nothing: on MCTokenComplete3Large (874,530 states, compiled) it
+    took 13 % of the search (13.0 s against 11.3 s) and half of the liveness check
+    (1.73 s against 0.90 s); in a worker of the parallel explorer, 14 of 96 CPU-s
+    (an older measurement, pure Python), where it freed 511 objects in 10,000
+    collections.  It runs again once the block ends, so whatever cycle the block made
+    is still collected."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _explore(
+    engine: Engine[Any],
+    graph: bool,
+    fair_bits: Sequence[int] | None,
+    on_progress: Callable[[ExploreProgress], None] | None,
+    progress_every: int,
+) -> ExploreResult:
     start = time.perf_counter()
     track = fair_bits is not None
     graph = graph or track

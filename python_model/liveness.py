@@ -62,6 +62,7 @@ from redletter.python_model.explore import (
     Step,
     as_engine,
     explore,
+    gc_paused,
     parent_chain,
     path_steps,
     replay_fingerprints,
@@ -433,8 +434,15 @@ def check_liveness(
     """Check the cfg's temporal properties; explores the model (with the fairness
     data) unless ``explored`` already has it (its graph, or the parallel explorer's
     :class:`~redletter.python_model.explore.FairGraph`).  Returns the verdicts and the
-    exploration (whose safety verdict the caller may want too)."""
-    engine = as_engine(model)
+    exploration (whose safety verdict the caller may want too).  Python's cyclic
+    garbage collector is paused meanwhile (:func:`gc_paused`)."""
+    with gc_paused():
+        return _check_liveness(as_engine(model), explored, temporal)
+
+
+def _check_liveness(
+    engine: Engine[Any], explored: ExploreResult | None, temporal: TemporalSpec | None
+) -> tuple[LivenessResult, ExploreResult]:
     spec = temporal if temporal is not None else temporal_of(engine)
     bits = fair_bit_table(engine, spec.fairness)
     fg = explored.fair if explored is not None else None

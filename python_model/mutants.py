@@ -133,7 +133,7 @@ STEPS: Final[Mapping[str, StepOperator]] = {
 """Every overridable step of ChandyLamport.tla, in the order the spec defines them."""
 
 OVERRIDES: Final[Mapping[str, tuple[str, ...]]] = {
-    op: (op, *(b.definition for b in BUGS.values() if b.step == op and b.definition))
+    op: (op, *[b.definition for b in BUGS.values() if b.step == op and b.definition])
     for op in STEPS
 }
 """Per step: the spec's own definition name, then every bug class's definition."""

@@ -72,7 +72,6 @@ no fingerprint.
 
 from __future__ import annotations
 
-import gc
 import marshal
 import os
 import pickle
@@ -102,6 +101,7 @@ from redletter.python_model.explore import (
     Step,
     Violation,
     WorkerReport,
+    gc_paused,
     path_steps,
     replay_fingerprints,
 )
@@ -613,23 +613,11 @@ def _exchange(peers: dict[int, Connection], payloads: dict[int, bytes]) -> dict[
 
 
 def _worker_round(part: _Partition, peers: dict[int, Connection]) -> Stats:
-    """One level in a worker process, Python's cyclic garbage collector paused.
-
-    A round allocates millions of tuples (the successors and their fields, the
-    candidates' fields as unwired) and frees them by reference counting: a state is
-    a tree of tuples, in no cycle.  The collector still walks the young ones every 700
-    allocations and, as the frontiers come and go, all of them every few hundred
-    thousand: measured on MCTokenComplete3Large (874,530 states, 2 workers, safety) it
-    ran 10,000 collections a worker that freed 511 objects in all, and cost 14 of a
-    worker's 96 CPU-s (unwiring a batch alone: 7.5 s, 0.8 s without it).  It runs
-    again between rounds, so whatever cycle a round makes is still collected."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
+    """One level in a worker process, Python's cyclic garbage collector paused
+    (:func:`~redletter.python_model.explore.gc_paused`; unwiring a batch alone took
+    7.5 s with it, 0.8 s without); it runs between rounds."""
+    with gc_paused():
         return _round_of(part, peers)
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def _round_of(part: _Partition, peers: dict[int, Connection]) -> Stats:

@@ -65,7 +65,7 @@ _ROOT_SETTINGS: dict[str, Any] = {
 }
 app = typer.Typer(**_ROOT_SETTINGS)
 
-app.add_typer(check.app)  # check, fetch-tlc, check-java: merged into the root
+app.add_typer(check.app)  # check, fetch-tlc, build-native, check-java: merged into the root
 app.add_typer(model.app)  # explore, crosscheck, lemmas
 app.add_typer(teach.app)  # diagram
 app.add_typer(check.apalache_app, name="apalache")
