@@ -153,7 +153,12 @@ def build(prefix: str | None = None) -> Path:
         os.chdir(package_root)
         try:
             extensions = mypycify(
-                sources, opt_level="3", group_name=GROUP, target_dir=str(Path(tmp) / "c")
+                # mypy's cache in the build's own folder: never beside the package
+                # (a wheel's is read-only) nor shared with a `make lint` running at once
+                [f"--cache-dir={Path(tmp) / 'mypy-cache'}", *sources],
+                opt_level="3",
+                group_name=GROUP,
+                target_dir=str(Path(tmp) / "c"),
             )
             setup(
                 name="redletter-native",

@@ -136,7 +136,7 @@ def build_native_cmd() -> None:
             " runs as pure Python; install one (apt-get install gcc) and run make native",
             code="RL-ENV-NATIVE",
         )
-    ui.info("compiling the model's hot modules with mypyc (about 20 s) ...")
+    ui.info("compiling the model's hot modules with mypyc (about 30 s) ...")
     try:
         where = build()
     except ImportError as e:
