@@ -171,21 +171,6 @@ def _row(
     )
 
 
-def _build_status(build: str) -> str:
-    """What the Python model's processes run for ``build`` (``compiled`` or ``pure``):
-    :func:`redletter.python_model.native.status` in a fresh process with that
-    environment."""
-    env = dict(os.environ)
-    env.pop(PURE_ENV, None)
-    if build == "pure":
-        env[PURE_ENV] = "1"
-    out = subprocess.run(
-        [sys.executable, "-c", "import redletter.python_model.native as n; print(n.status())"],
-        env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return out.stdout.strip()
-
-
 class _Build:
     """The environment of the Python model's runs for one build, restored after."""
 
@@ -202,6 +187,18 @@ class _Build:
         os.environ.pop(PURE_ENV, None)
         if self.saved is not None:
             os.environ[PURE_ENV] = self.saved
+
+
+def _build_status(build: str) -> str:
+    """What the Python model's processes run for ``build`` (``compiled`` or ``pure``):
+    :func:`redletter.python_model.native.status` in a fresh process with that
+    environment."""
+    with _Build(build):
+        out = subprocess.run(
+            [sys.executable, "-c", "import redletter.python_model.native as n; print(n.status())"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    return out.stdout.strip()
 
 
 def _python_rows(

@@ -7,7 +7,7 @@ compiles exactly these typed sources to C extensions: the same code, about twice
 fast (``MCTokenComplete3Large``: 28 s pure, 13 s compiled, on one core).  Nothing is
 written by hand in C, so the Python sources stay the one definition of the model.
 
-* :func:`build` (``redletter build-native``, run by ``make venv``) compiles
+* :func:`build` (``.venv/bin/redletter build-native``, run by ``make native``) compiles
   :data:`COMPILED` into ``<venv>/redletter-native/`` and writes a manifest with the
   SHA-256 of every source it compiled.
 * :func:`activate` (run by the package's ``__init__``, before any of them is imported)

@@ -363,11 +363,11 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
        " .venv-flink/), or point --flink-python at a Python that has PyFlink",
        "docs/flink.md, section “Apache Flink, the real engine”"),
     _E("RL-ENV-NATIVE", _ENV, ("EnvironmentMissing",),
-       "`redletter build-native` could not compile the model's hot modules: mypyc (the"
+       "`.venv/bin/redletter build-native` could not compile the model's hot modules: mypyc (the"
        " `dev` extra's mypy) is not installed, or the C compiler failed or is missing;"
        " the model still runs, as pure Python, about half as fast",
        "install the dev extra (`make extra-dev`) and a C compiler (e.g. `apt-get install"
-       " gcc`), then run `make native`; the message quotes the compiler's last lines",
+       " gcc`), then run `make native`; the compiler's output is printed above the message",
        "docs/model.md, section “Compiled with mypyc”"),
     _E("RL-ENV-WORKER", _ENV, ("EnvironmentMissing",),
        "a worker process of the parallel exploration (`.venv/bin/redletter explore"

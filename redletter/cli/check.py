@@ -26,7 +26,7 @@ from redletter.cli.options import (
     project,
     seconds_option,
 )
-from redletter.errors import EnvironmentMissing, Exit, RedletterError
+from redletter.errors import EnvironmentMissing, Exit
 
 __all__ = ["apalache_app", "app"]
 
@@ -146,8 +146,6 @@ def build_native_cmd() -> None:
             " and run make native",
             code="RL-ENV-NATIVE",
         ) from None
-    except RedletterError:
-        raise
     except (SystemExit, Exception) as e:  # setuptools reports a compiler's failure so
         raise EnvironmentMissing(
             f"cannot compile the model's hot modules into {native_dir()}: {e};"
