@@ -393,7 +393,7 @@ def _read_cfg(path: Path) -> _Cfg:
                     line=lineno,
                     code="RL-INPUT-MODEL",
                 )
-            lhs, rhs = (x.strip() for x in text.split("<-", 1))
+            lhs, rhs = [x.strip() for x in text.split("<-", 1)]
             scoped = _MODULE_SCOPE.match(rhs)
             module = scoped.group(1) if scoped else None
             cfg.bindings.append((lhs, module, scoped.group(2) if scoped else rhs, lineno))

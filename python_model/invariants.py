@@ -405,45 +405,62 @@ class Checker:
             "OneRedLetterPerBuffer": one_red_letter_per_buffer,
         }
 
-    def _k(self, s: State, k: int, name: str) -> bool:
-        key = (
-            k,
-            s.s0[k],
-            s.sf[k],
-            s.white_acts[k],
-            s.red_acts[k],
-            s.rec_machine[k],
-            s.rec_buf[k],
-        )
-        memo = self._per_k.get(key)
-        if memo is None:
-            memo = self._per_k[key] = {}
-        r = memo.get(name)
-        if r is None:
-            r = memo[name] = _PER_K[name](self.cfg, s, k)
-        return r
+    def _memos(self, s: State, complete: list[int]) -> list[tuple[int, dict[str, bool]]]:
+        """Per snapshot ``k`` of ``complete``: the memo of what holds of its part of
+        ``s`` (found once per state, shared by every invariant over ``k``)."""
+        out: list[tuple[int, dict[str, bool]]] = []
+        per_k = self._per_k
+        for k in complete:
+            key = (
+                k,
+                s.s0[k],
+                s.sf[k],
+                s.white_acts[k],
+                s.red_acts[k],
+                s.rec_machine[k],
+                s.rec_buf[k],
+            )
+            memo = per_k.get(key)
+            if memo is None:
+                memo = per_k[key] = {}
+            out.append((k, memo))
+        return out
 
-    def holds(self, name: str, s: State, complete: list[int] | None = None) -> bool:
-        """Does invariant ``name`` hold in ``s``?  (``complete``: DOMAIN Sf, if known.)"""
+    def _holds(self, name: str, s: State, memos: list[tuple[int, dict[str, bool]]]) -> bool:
         cheap = self._cheap.get(name)
         if cheap is not None:
             return cheap(self.cfg, s)
+        if name == "StableDetection":  # stable(Snapshot(k)) => stable(AppState)
+            for k, memo in memos:
+                r = memo.get("stable(Snapshot(k))")
+                if r is None:
+                    r = memo["stable(Snapshot(k))"] = _stable_snapshot_k(self.cfg, s, k)
+                if r and not self.cfg.app.stable(app_state(s)):
+                    return False
+            return True
+        check = _PER_K[name]
+        for k, memo in memos:
+            r = memo.get(name)
+            if r is None:
+                r = memo[name] = check(self.cfg, s, k)
+            if not r:
+                return False
+        return True
+
+    def holds(self, name: str, s: State, complete: list[int] | None = None) -> bool:
+        """Does invariant ``name`` hold in ``s``?  (``complete``: DOMAIN Sf, if known.)"""
         if complete is None:
             complete = [k for k, g in enumerate(s.sf) if g is not None]
-        if name == "StableDetection":
-            return all(
-                not self._k(s, k, "stable(Snapshot(k))") or self.cfg.app.stable(app_state(s))
-                for k in complete
-            )
-        return all(self._k(s, k, name) for k in complete)
+        return self._holds(name, s, self._memos(s, complete))
 
     def violated_invariant(self, s: State) -> str | None:
         """The first invariant of the cfg that ``s`` violates, or None."""
         complete = [k for k, g in enumerate(s.sf) if g is not None]
+        memos = self._memos(s, complete)
         for name in self.invariants:
             if not complete and name not in self._cheap:
                 continue  # \A k \in DOMAIN Sf : ... holds vacuously
-            if not self.holds(name, s, complete):
+            if not self._holds(name, s, memos):
                 return name
         return None
 

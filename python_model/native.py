@@ -55,6 +55,7 @@ COMPILED: Final = (
     "cl_engine",
     "engine",
     "explore",
+    "config",
 )
 """The modules of ``redletter.python_model`` compiled: where the explorer spends its time."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,17 @@ def test_state_is_hashable_and_frozen() -> None:
     with pytest.raises(AttributeError):
         s.red = (1,)  # type: ignore[misc]
     assert isinstance(s, State)
+
+
+def test_a_state_keeps_the_hash_of_its_fields_when_pickled_or_replaced() -> None:
+    """State's ``__init__`` is written out (for mypyc) and it pickles as its fields:
+    either way the state is equal to one built anew and hashes as its fields do."""
+    cfg = load_model("MCToken2", SPEC)
+    (s,) = init_states(cfg)
+    t = pickle.loads(pickle.dumps(s))
+    assert t == s and hash(t) == hash(s) == hash(s.key())
+    u = dataclasses.replace(s, red=(1,))
+    assert u != s and u.red == (1,) and hash(u) == hash(u.key())
+    assert u == State(*u.key())  # type: ignore[arg-type]
+    with pytest.raises(AttributeError):
+        s._hash = 0  # type: ignore[misc]
