@@ -60,6 +60,7 @@ __all__ = [
     "shadow0",
     "shadow_lemma0",
     "snapshot",
+    "snapshot_part",
     "snapshot_satisfies_app_inv",
     "stable_detection",
     "stable_lemma0",
@@ -132,6 +133,12 @@ def replay(cfg: ModelConfig, g: GState, acts: tuple[Act, ...]) -> tuple[bool, GS
 def snapshot(s: State, k: int) -> GState:
     """``Snapshot(k)`` (k an index): recorded machine states and buffer streams."""
     return (s.rec_machine[k], s.rec_buf[k])
+
+
+def snapshot_part(s: State, k: int) -> tuple[object, ...]:
+    """What the invariants over snapshot ``k`` read of ``s``, with ``k``: its ``S0``,
+    ``Sf``, acts and recordings (the key their verdicts are memoised by)."""
+    return (k, s.s0[k], s.sf[k], s.white_acts[k], s.red_acts[k], s.rec_machine[k], s.rec_buf[k])
 
 
 def _before(b: tuple[int, ...], letter: int) -> tuple[int, ...]:
@@ -411,15 +418,7 @@ class Checker:
         out: list[tuple[int, dict[str, bool]]] = []
         per_k = self._per_k
         for k in complete:
-            key = (
-                k,
-                s.s0[k],
-                s.sf[k],
-                s.white_acts[k],
-                s.red_acts[k],
-                s.rec_machine[k],
-                s.rec_buf[k],
-            )
+            key = snapshot_part(s, k)
             memo = per_k.get(key)
             if memo is None:
                 memo = per_k[key] = {}

@@ -13,7 +13,7 @@ from redletter.errors import InternalError
 from redletter.python_model.actions import ACTION_NAMES, Params, fast_successors, params_of
 from redletter.python_model.config import OVERRIDES, ModelConfig
 from redletter.python_model.explore import explore
-from redletter.python_model.invariants import snapshot
+from redletter.python_model.invariants import snapshot, snapshot_part
 from redletter.python_model.lemmas.reachability import AppGraph
 from redletter.python_model.lemmas.replay import replay_verdicts
 from redletter.python_model.lemmas.shadow import Reality, ShadowVerdict, reality, shadow_verdicts
@@ -229,15 +229,7 @@ def check_lemmas_everywhere(cfg: ModelConfig) -> LemmaCounts:
         counts.completed_states += 1
         for k in done:
             counts.pairs += 1
-            key = (
-                k,
-                s.s0[k],
-                s.sf[k],
-                s.white_acts[k],
-                s.red_acts[k],
-                s.rec_machine[k],
-                s.rec_buf[k],
-            )
+            key = snapshot_part(s, k)
             rp = replay_memo.get(key)
             if rp is None:
                 rp = replay_memo[key] = replay_verdicts(cfg, s, k)
