@@ -156,7 +156,8 @@ class State:
         )
 
     def __reduce__(self) -> tuple[type[State], tuple[object, ...]]:
-        # Pickled as its fields, rebuilt by __init__ (a compiled class has no other way).
+        # Pickled as its fields and rebuilt by __init__: a compiled class's __new__
+        # runs __init__, so pickle's default (__new__ without arguments) fails.
         return State, self.key()
 
     def key(self) -> tuple[object, ...]:
