@@ -57,14 +57,15 @@ $(EDITABLE_STAMP): $(LOCK_STAMP) pyproject.toml
 	touch $@
 
 # The model's hot modules compiled with mypyc (python_model/native.py) into .venv:
-# the explorer about twice as fast.  mypyc comes with the dev extra's mypy.  Rebuilt
-# when a source of the model changes (a no-op when the build already matches them:
-# the kit never runs a build older than its sources); without mypyc or a C compiler
-# it says so and the model runs as pure Python (same results, slower).
+# the explorer several times as fast (docs/model.md has the figures).  mypyc comes
+# with the dev extra's mypy.  Rebuilt when a source of the model changes (a no-op
+# when the build already matches them: the kit never runs a build older than its
+# sources); without mypyc or a C compiler it says so and the model runs as pure
+# Python (same results, slower).
 NATIVE_STAMP := $(VENV)/.native-stamp
 $(NATIVE_STAMP): $(call extra_stamp,dev) $(wildcard python_model/*.py)
 	@if $(RL) build-native; then touch $@; else \
-		echo "note: the model runs as pure Python (the same results, about half as fast): see the message above"; fi
+		echo "note: the model runs as pure Python (the same results, slower): see the message above"; fi
 
 # One extra on top of the core: `make extra-spark`, ... (reinstalled when its lock changes,
 # and after the core's venv is rebuilt, which removes the stamp).

@@ -1,11 +1,11 @@
 """The model's hot modules compiled with mypyc, used only when built from these sources.
 
-The explorer spends its time in a few modules: the state, the actions, the invariants,
-the applications, the step operators, the engine.  `mypyc
+The explorer spends its time in a few modules (:data:`COMPILED`: the state, the
+actions, the invariants, the search and what they call).  `mypyc
 <https://mypyc.readthedocs.io>`_ (part of mypy, which the kit already type-checks with)
-compiles exactly these typed sources to C extensions: the same code, about twice as
-fast (``MCTokenComplete3Large``: 28 s pure, 13 s compiled, on one core).  Nothing is
-written by hand in C, so the Python sources stay the one definition of the model.
+compiles exactly these typed sources to C extensions: the same code, several times as
+fast (docs/model.md, "Compiled with mypyc", has the figures).  Nothing is written by
+hand in C, so the Python sources stay the one definition of the model.
 
 * :func:`build` (``.venv/bin/redletter build-native``, run by ``make native``) compiles
   :data:`COMPILED` into ``<venv>/redletter-native/`` and writes a manifest with the

@@ -149,11 +149,7 @@ class State:
         object.__setattr__(self, "sf", sf)
         object.__setattr__(self, "white_acts", white_acts)
         object.__setattr__(self, "red_acts", red_acts)
-        object.__setattr__(
-            self,
-            "_hash",
-            hash((local, buf, red, red_buf, rec_machine, rec_buf, s0, sf, white_acts, red_acts)),
-        )
+        object.__setattr__(self, "_hash", hash(self.key()))
 
     def __reduce__(self) -> tuple[type[State], tuple[object, ...]]:
         # Pickled as its fields and rebuilt by __init__: a compiled class's __new__

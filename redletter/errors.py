@@ -365,7 +365,7 @@ CATALOGUE: Final[tuple[ErrorCode, ...]] = (
     _E("RL-ENV-NATIVE", _ENV, ("EnvironmentMissing",),
        "`.venv/bin/redletter build-native` could not compile the model's hot modules: mypyc (the"
        " `dev` extra's mypy) is not installed, or the C compiler failed or is missing;"
-       " the model still runs, as pure Python, about half as fast",
+       " the model still runs, as pure Python, slower",
        "install the dev extra (`make extra-dev`) and a C compiler (e.g. `apt-get install"
        " gcc`), then run `make native`; the compiler's output is printed above the message",
        "docs/model.md, section “Compiled with mypyc”"),

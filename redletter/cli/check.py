@@ -124,7 +124,7 @@ def fetch_tlc_cmd(root: RootOption = None) -> None:
 @app.command("build-native")
 def build_native_cmd() -> None:
     """Compile the Python model's hot modules with mypyc into the venv (make native):
-    the explorer then runs about twice as fast; without them it runs as pure Python."""
+    the explorer then runs several times as fast; without them it runs as pure Python."""
     from redletter.python_model.native import build, c_compiler, is_current, native_dir, status
 
     if is_current():
